@@ -1,0 +1,135 @@
+"""Actions a player takes and the events that applying them causes.
+
+Actions and events are small frozen values. Squares are bit indices
+``row * cols + col`` of the player's quilt (see :mod:`.quilt`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Advance:
+    """Action A: move to the space in front of the opponent, 1 button per space (R5)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Buy:
+    """Action B: take patch ``patch`` (an id) from the three on offer (R3).
+
+    ``mask`` is the placement bitmask on the buyer's quilt when quilts are
+    tracked, ``None`` when they are not.
+    """
+
+    patch: int
+    mask: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceLeather:
+    """Place the leather patch just won on ``square`` (bit index), or ``None`` untracked (R9)."""
+
+    square: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DiscardLeather:
+    """Set the leather patch just won aside: Express by choice, Patchwork on a full quilt (R9, R10)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimSpecialTile:
+    """Untracked quilts only: ``player`` (0 or 1) declares a completed 7x7 square (R11).
+
+    It takes no turn; the tile goes to the player if nobody holds it yet.
+    """
+
+    player: int
+
+
+Action = Advance | Buy | PlaceLeather | DiscardLeather | ClaimSpecialTile
+ADVANCE = Advance()
+DISCARD = DiscardLeather()
+
+
+@dataclass(frozen=True, slots=True)
+class PatchBought:
+    """``player`` took patch ``patch`` and paid ``cost`` buttons."""
+
+    player: int
+    patch: int
+    cost: int
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonsEarned:
+    """Action A paid ``buttons`` (one per space actually moved, R5)."""
+
+    player: int
+    buttons: int
+
+
+@dataclass(frozen=True, slots=True)
+class TokenMoved:
+    """``player``'s time token went from space ``start`` to ``end`` (0..last space)."""
+
+    player: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class IncomePaid:
+    """Income space ``space`` paid ``buttons`` to ``player`` (R7, R8)."""
+
+    player: int
+    space: int
+    buttons: int
+
+
+@dataclass(frozen=True, slots=True)
+class LeatherWon:
+    """``player`` moved onto or past leather space ``space`` and must place it (R9)."""
+
+    player: int
+    space: int
+
+
+@dataclass(frozen=True, slots=True)
+class LeatherPlaced:
+    """``player`` placed a leather patch (``square`` is None when untracked)."""
+
+    player: int
+    square: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class LeatherDiscarded:
+    """``player`` set a leather patch aside (Express choice, or a full quilt, R10)."""
+
+    player: int
+
+
+@dataclass(frozen=True, slots=True)
+class SpecialTileAwarded:
+    """``player`` took the 7x7 special tile (R11)."""
+
+    player: int
+
+
+@dataclass(frozen=True, slots=True)
+class BluePatchesJoined:
+    """Express: the blue patches ``patches`` joined the circle behind the neutral token (R16)."""
+
+    patches: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GameEnded:
+    """Both time tokens are on the last space (R12); ``winner`` by score, then R14."""
+
+    winner: int
+
+
+Event = (PatchBought | ButtonsEarned | TokenMoved | IncomePaid | LeatherWon | LeatherPlaced
+         | LeatherDiscarded | SpecialTileAwarded | BluePatchesJoined | GameEnded)

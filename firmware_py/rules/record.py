@@ -1,0 +1,269 @@
+"""Game records, format ``patchwork-game-record/1``, and replaying them.
+
+The format is specified in the project's game-record spec: one JSON object with
+the setup and every move. :func:`parse_record` validates the top level,
+:func:`replay` checks every move with the engine, :func:`dumps_record` writes
+a record back (``parse_record(json.loads(dumps_record(r))) == r``).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from . import actions as A
+from .catalogue import GAMES, GameSpec, load_spec
+from .engine import apply, settle_leather
+from .errors import IllegalActionError, SpecError
+from .quilt import mask_of, normalise, orientations
+from .state import GameState, new_game
+from .tally import Tally, tally
+
+FORMAT = "patchwork-game-record/1"
+_KEYS = {"format", "game", "time_board", "players", "circle", "blue", "moves", "result", "meta"}
+
+
+class RecordError(ValueError):
+    """A malformed record or an illegal move.
+
+    ``index`` is the 0-based index of the offending move (None for the setup),
+    ``rule`` the rule or format clause broken.
+    """
+
+    def __init__(self, message: str, index: int | None = None, rule: str = "game record format"):
+        self.index = index
+        self.rule = rule
+        where = f"move {index}: " if index is not None else ""
+        super().__init__(f"{where}{message}")
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """A parsed record: setup, the raw ``moves`` (JSON values), optional result and meta."""
+
+    game: str
+    time_board: str
+    players: tuple[str, str]
+    circle: tuple[int, ...]
+    moves: tuple[Any, ...]
+    blue: tuple[int, ...] | None = None
+    result: dict | None = None
+    meta: dict | None = field(default=None, compare=True)
+
+    @property
+    def tracked(self) -> bool:
+        """True when the record's purchases carry cells (tracked quilts)."""
+        return any(isinstance(m, dict) and "cells" in m for m in self.moves)
+
+    def spec(self) -> GameSpec:
+        """The :class:`GameSpec` the record is played with."""
+        return load_spec(self.game, self.time_board)
+
+    def to_json(self) -> dict:
+        """The record as a JSON-ready dict (keys in the spec's order)."""
+        out: dict[str, Any] = {"format": FORMAT, "game": self.game, "time_board": self.time_board,
+                               "players": list(self.players), "circle": list(self.circle)}
+        if self.blue is not None:
+            out["blue"] = list(self.blue)
+        out["moves"] = list(self.moves)
+        if self.result is not None:
+            out["result"] = self.result
+        if self.meta is not None:
+            out["meta"] = self.meta
+        return out
+
+
+def _int_list(value, key: str) -> tuple[int, ...]:
+    if not isinstance(value, list) or not all(type(v) is int for v in value):
+        raise RecordError(f"{key!r} must be a list of patch ids (integers)")
+    return tuple(value)
+
+
+def _check_result(result) -> dict:
+    ok = (isinstance(result, dict) and set(result) == {"scores", "winner"}
+          and isinstance(result["scores"], list) and len(result["scores"]) == 2
+          and all(type(s) is int for s in result["scores"]) and result["winner"] in (0, 1)
+          and type(result["winner"]) is int)
+    if not ok:
+        raise RecordError('"result" must be {"scores": [int, int], "winner": 0 or 1}')
+    return result
+
+
+def parse_record(data: Any) -> GameRecord:
+    """Validate a record's top level (a dict, or JSON text) and return a :class:`GameRecord`.
+
+    Moves are checked later, by :func:`replay`. Raises :class:`RecordError`.
+    """
+    if isinstance(data, (str, bytes)):
+        try:
+            data = json.loads(data)
+        except ValueError as exc:
+            raise RecordError(f"not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise RecordError("a record is one JSON object")
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise RecordError(f"unknown key {unknown[0]!r}; allowed: {sorted(_KEYS)}")
+    for key in ("format", "game", "time_board", "players", "circle", "moves"):
+        if key not in data:
+            raise RecordError(f"missing key {key!r}")
+    if data["format"] != FORMAT:
+        raise RecordError(f'"format" must be {FORMAT!r}, got {data["format"]!r}')
+    if data["game"] not in GAMES:
+        raise RecordError(f'"game" must be one of {list(GAMES)}, got {data["game"]!r}')
+    players = data["players"]
+    if not (isinstance(players, list) and len(players) == 2 and all(isinstance(p, str) for p in players)):
+        raise RecordError('"players" must be a list of two names')
+    if not isinstance(data["moves"], list):
+        raise RecordError('"moves" must be a list')
+    express = data["game"] == "patchwork-express"
+    if express != ("blue" in data):
+        raise RecordError('"blue" is required for Express and not allowed for Patchwork')
+    meta = data.get("meta")
+    if meta is not None and not isinstance(meta, dict):
+        raise RecordError('"meta" must be a JSON object')
+    record = GameRecord(
+        game=data["game"], time_board=data["time_board"], players=tuple(players),
+        circle=_int_list(data["circle"], "circle"), moves=tuple(data["moves"]),
+        blue=_int_list(data["blue"], "blue") if express else None,
+        result=_check_result(data["result"]) if "result" in data else None, meta=meta)
+    try:
+        spec = record.spec()
+        new_game(spec=spec, circle=record.circle, blue=record.blue or ())
+    except SpecError as exc:
+        raise RecordError(str(exc)) from exc
+    return record
+
+
+def dumps_record(record: GameRecord) -> str:
+    """The record as compact one-line JSON text."""
+    return json.dumps(record.to_json(), separators=(",", ":"))
+
+
+def _cells_mask(spec: GameSpec, pid: int, cells, index: int) -> int:
+    pairs = []
+    for cell in cells if isinstance(cells, list) else [None]:
+        if not (isinstance(cell, list) and len(cell) == 2 and all(type(v) is int for v in cell)):
+            raise RecordError('"cells" must be a list of [row, col] integer pairs', index)
+        pairs.append(tuple(cell))
+    for r, c in pairs:
+        if not (0 <= r < spec.rows and 0 <= c < spec.cols):
+            raise RecordError(f"cell [{r}, {c}] is outside the {spec.rows}x{spec.cols} quilt", index,
+                              "R1: fully inside the quilt")
+    if len(set(pairs)) != len(pairs) or normalise(pairs) not in orientations(spec.patches[pid].cells):
+        raise RecordError(f"cells {[list(p) for p in pairs]} are not a rotation or mirror image "
+                          f"of patch {pid}", index, "R1: any rotation or mirror image")
+    return mask_of(pairs, spec.cols)
+
+
+def move_to_action(spec: GameSpec, move: Any, index: int, tracked: bool) -> A.Action:
+    """Translate one record move into an engine action (shape checks only).
+
+    Raises :class:`RecordError` naming ``index`` for a move of unknown form,
+    an unknown patch id, cells off the quilt or of the wrong shape, or a move
+    of the other record style.
+    """
+    if move == "advance":
+        return A.ADVANCE
+    if not isinstance(move, dict) or len(move) not in (1, 2):
+        raise RecordError(f"unknown move {move!r}", index)
+    if "buy" in move:
+        pid = move["buy"]
+        if type(pid) is not int or not 0 <= pid < len(spec.patches) or set(move) - {"buy", "cells"}:
+            raise RecordError(f"bad purchase {move!r}: patch ids are 0..{len(spec.patches) - 1}", index)
+        if ("cells" in move) != tracked:
+            raise RecordError("tracked and untracked purchases are mixed", index,
+                              "game record: mixing the two styles is an error")
+        return A.Buy(pid, _cells_mask(spec, pid, move["cells"], index) if tracked else None)
+    if len(move) != 1:
+        raise RecordError(f"unknown move {move!r}", index)
+    if "leather" in move:
+        return _leather_action(spec, move["leather"], index, tracked)
+    if "bonus" in move:
+        if move["bonus"] not in (0, 1) or type(move["bonus"]) is not int:
+            raise RecordError(f'"bonus" names player 0 or 1, got {move["bonus"]!r}', index)
+        return A.ClaimSpecialTile(move["bonus"])
+    raise RecordError(f"unknown move {move!r}", index)
+
+
+def _leather_action(spec: GameSpec, where, index: int, tracked: bool) -> A.Action:
+    if where == "discard":
+        return A.DISCARD
+    if not (isinstance(where, list) and len(where) == 2 and all(type(v) is int for v in where)):
+        raise RecordError(f'"leather" takes [row, col] or "discard", got {where!r}', index)
+    r, c = where
+    if not (0 <= r < spec.rows and 0 <= c < spec.cols):
+        raise RecordError(f"leather square [{r}, {c}] is outside the quilt", index, "R1")
+    return A.PlaceLeather(r * spec.cols + c if tracked else None)
+
+
+def action_to_move(spec: GameSpec, action: A.Action) -> Any:
+    """The record form of an engine action (inverse of :func:`move_to_action`).
+
+    Returns None for an untracked leather placement: such records omit it,
+    and the patch then counts as placed.
+    """
+    kind = type(action)
+    if kind is A.Advance:
+        return "advance"
+    if kind is A.Buy:
+        if action.mask is None:
+            return {"buy": action.patch}
+        cells = [[b // spec.cols, b % spec.cols] for b in range(spec.quilt_size) if action.mask >> b & 1]
+        return {"buy": action.patch, "cells": cells}
+    if kind is A.PlaceLeather:
+        sq = action.square
+        return None if sq is None else {"leather": [sq // spec.cols, sq % spec.cols]}
+    if kind is A.DiscardLeather:
+        return {"leather": "discard"}
+    return {"bonus": action.player}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One replayed move: its ``index``, the ``player`` who made it, the state after it, its events."""
+
+    index: int
+    player: int
+    state: GameState
+    events: tuple
+
+
+def start_state(record: GameRecord) -> GameState:
+    """The state before the first move of ``record``."""
+    return new_game(spec=record.spec(), circle=record.circle, blue=record.blue or (),
+                    tracked=record.tracked)
+
+
+def steps(record: GameRecord) -> Iterator[Step]:
+    """Replay ``record`` move by move, yielding a :class:`Step` after each.
+
+    Raises :class:`RecordError` naming the move's index and the rule broken.
+    """
+    state = start_state(record)
+    spec, tracked = state.spec, state.tracked
+    for index, move in enumerate(record.moves):
+        action = move_to_action(spec, move, index, tracked)
+        player = action.player if type(action) is A.ClaimSpecialTile else state.to_move
+        try:
+            state, events = apply(state, action)
+        except IllegalActionError as exc:
+            raise RecordError(str(exc), index, exc.rule) from exc
+        yield Step(index, player if player is not None else -1, state, events)
+
+
+def replay(record: GameRecord, on_step=None) -> tuple[GameState, Tally]:
+    """Replay the whole record; return the final state and its tally.
+
+    ``on_step`` (optional) is called with each :class:`Step`. Leather patches
+    an untracked record leaves owed at its end count as placed (R9). Raises
+    :class:`RecordError` naming the move's index and the rule broken.
+    """
+    state = start_state(record)
+    for step in steps(record):
+        state = step.state
+        if on_step is not None:
+            on_step(step)
+    if state.owed and not state.tracked:
+        state, _ = settle_leather(state)
+    return state, tally(state)
