@@ -69,7 +69,8 @@ def run_replay(path: str, as_json: bool = False, trace: bool = False, out=None, 
         record = load_record_file(path)
         state, result = replay(record, emit if trace else None)
     except RecordError as exc:
-        print(f"{path}: {exc} [{exc.rule}]", file=err)
+        rule = "" if exc.rule in str(exc) else f" [{exc.rule}]"
+        print(f"{path}: {exc}{rule}", file=err)
         return 2
     if as_json:
         print(json.dumps(tally_json(record, state, result)), file=out)

@@ -13,7 +13,8 @@ from .actions import (ADVANCE, DISCARD, Action, Advance, BluePatchesJoined, Buy,
 from .catalogue import GameSpec, Patch, load_spec
 from .engine import apply, legal_actions, placement_masks, score, settle_leather, winner_of
 from .errors import *  # noqa: F401,F403  (the error classes are part of the API)
-from .record import (GameRecord, RecordError, dumps_record, parse_record, replay, steps)
+from .record import (GameRecord, RecordError, action_to_move, dumps_record, move_to_action,
+                     parse_record, replay, start_state, steps, untracked_copy)
 from .state import GameState, PlayerState, deal, new_game
 from .tally import PlayerTally, Tally, tally
 

@@ -15,7 +15,7 @@ from . import actions as A
 from .catalogue import GAMES, GameSpec, load_spec
 from .engine import apply, settle_leather
 from .errors import IllegalActionError, SpecError
-from .quilt import mask_of, normalise, orientations
+from .quilt import mask_of
 from .state import GameState, new_game
 from .tally import Tally, tally
 
@@ -150,9 +150,6 @@ def _cells_mask(spec: GameSpec, pid: int, cells, index: int) -> int:
         if not (0 <= r < spec.rows and 0 <= c < spec.cols):
             raise RecordError(f"cell [{r}, {c}] is outside the {spec.rows}x{spec.cols} quilt", index,
                               "R1: fully inside the quilt")
-    if len(set(pairs)) != len(pairs) or normalise(pairs) not in orientations(spec.patches[pid].cells):
-        raise RecordError(f"cells {[list(p) for p in pairs]} are not a rotation or mirror image "
-                          f"of patch {pid}", index, "R1: any rotation or mirror image")
     return mask_of(pairs, spec.cols)
 
 
@@ -160,8 +157,8 @@ def move_to_action(spec: GameSpec, move: Any, index: int, tracked: bool) -> A.Ac
     """Translate one record move into an engine action (shape checks only).
 
     Raises :class:`RecordError` naming ``index`` for a move of unknown form,
-    an unknown patch id, cells off the quilt or of the wrong shape, or a move
-    of the other record style.
+    an unknown patch id, cells off the quilt, or a move of the other record
+    style. The shape of the cells is the engine's check (after the offer's).
     """
     if move == "advance":
         return A.ADVANCE
@@ -267,3 +264,24 @@ def replay(record: GameRecord, on_step=None) -> tuple[GameState, Tally]:
     if state.owed and not state.tracked:
         state, _ = settle_leather(state)
     return state, tally(state)
+
+
+def untracked_copy(record: GameRecord) -> GameRecord:
+    """The same game in the untracked style: cells and leather moves dropped,
+    each 7x7 special tile declared with ``{"bonus": P}`` where it was awarded.
+
+    This is what a companion without a quilt camera records (design 2.8).
+    Raises :class:`RecordError` if ``record`` itself does not replay.
+    """
+    if not record.tracked:
+        return record
+    moves: list[Any] = []
+    for step in steps(record):
+        move = record.moves[step.index]
+        if isinstance(move, dict) and "buy" in move:
+            moves.append({"buy": move["buy"]})
+        elif not (isinstance(move, dict) and "leather" in move):
+            moves.append(move)
+        moves.extend({"bonus": e.player} for e in step.events if type(e) is A.SpecialTileAwarded)
+    return GameRecord(record.game, record.time_board, record.players, record.circle, tuple(moves),
+                      record.blue, record.result, record.meta)
