@@ -6,6 +6,7 @@ Actions and events are small frozen values. Squares are bit indices
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +53,27 @@ ADVANCE = Advance()
 DISCARD = DiscardLeather()
 
 
-@dataclass(frozen=True, slots=True)
-class PatchBought:
+def _event(cls):
+    """Make a NamedTuple event compare equal only to events of its own class.
+
+    Events are created on every action, so they are light tuples rather than
+    dataclasses; this keeps ``ButtonsEarned(1, 4) != LeatherWon(1, 4)``.
+    """
+    def eq(a, b):
+        return type(a) is type(b) and tuple.__eq__(a, b)
+
+    def ne(a, b):
+        return not eq(a, b)
+
+    def hash_(a):
+        return hash((cls.__name__, *a))
+
+    cls.__eq__, cls.__ne__, cls.__hash__ = eq, ne, hash_
+    return cls
+
+
+@_event
+class PatchBought(NamedTuple):
     """``player`` took patch ``patch`` and paid ``cost`` buttons."""
 
     player: int
@@ -61,16 +81,16 @@ class PatchBought:
     cost: int
 
 
-@dataclass(frozen=True, slots=True)
-class ButtonsEarned:
+@_event
+class ButtonsEarned(NamedTuple):
     """Action A paid ``buttons`` (one per space actually moved, R5)."""
 
     player: int
     buttons: int
 
 
-@dataclass(frozen=True, slots=True)
-class TokenMoved:
+@_event
+class TokenMoved(NamedTuple):
     """``player``'s time token went from space ``start`` to ``end`` (0..last space)."""
 
     player: int
@@ -78,8 +98,8 @@ class TokenMoved:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class IncomePaid:
+@_event
+class IncomePaid(NamedTuple):
     """Income space ``space`` paid ``buttons`` to ``player`` (R7, R8)."""
 
     player: int
@@ -87,45 +107,45 @@ class IncomePaid:
     buttons: int
 
 
-@dataclass(frozen=True, slots=True)
-class LeatherWon:
+@_event
+class LeatherWon(NamedTuple):
     """``player`` moved onto or past leather space ``space`` and must place it (R9)."""
 
     player: int
     space: int
 
 
-@dataclass(frozen=True, slots=True)
-class LeatherPlaced:
+@_event
+class LeatherPlaced(NamedTuple):
     """``player`` placed a leather patch (``square`` is None when untracked)."""
 
     player: int
     square: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class LeatherDiscarded:
+@_event
+class LeatherDiscarded(NamedTuple):
     """``player`` set a leather patch aside (Express choice, or a full quilt, R10)."""
 
     player: int
 
 
-@dataclass(frozen=True, slots=True)
-class SpecialTileAwarded:
+@_event
+class SpecialTileAwarded(NamedTuple):
     """``player`` took the 7x7 special tile (R11)."""
 
     player: int
 
 
-@dataclass(frozen=True, slots=True)
-class BluePatchesJoined:
+@_event
+class BluePatchesJoined(NamedTuple):
     """Express: the blue patches ``patches`` joined the circle behind the neutral token (R16)."""
 
     patches: tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class GameEnded:
+@_event
+class GameEnded(NamedTuple):
     """Both time tokens are on the last space (R12); ``winner`` by score, then R14."""
 
     winner: int

@@ -35,18 +35,18 @@ class Patch:
     income: int
     tag: str = ""
 
-    @property
+    @cached_property
     def cells(self) -> tuple[tuple[int, int], ...]:
         """Covered cells of the printed shape as (row, col) pairs."""
         return tuple((r, c) for r, line in enumerate(self.shape)
                      for c, ch in enumerate(line) if ch != ".")
 
-    @property
+    @cached_property
     def area(self) -> int:
         """Number of quilt squares the patch covers (1..8)."""
         return len(self.cells)
 
-    @property
+    @cached_property
     def blue(self) -> bool:
         """True for an Express blue (square-tag) patch (ruling R16)."""
         return self.tag.startswith("square")
@@ -81,23 +81,23 @@ class GameSpec:
         """A per-spec scratch dict where the engine memoises derived tables."""
         return {}
 
-    @property
+    @cached_property
     def quilt_size(self) -> int:
         """Number of squares on a quilt board (81 or 49)."""
         return self.rows * self.cols
 
-    @property
+    @cached_property
     def smallest_patch(self) -> int:
         """Id of the smallest non-blue patch (the neutral token starts after it, R3)."""
         pool = [p for p in self.patches if not p.blue]
         return min(pool, key=lambda p: (p.area, p.id)).id
 
-    @property
+    @cached_property
     def circle_patches(self) -> tuple[int, ...]:
         """Ids of the patches dealt into the starting circle (not the blue ones)."""
         return tuple(p.id for p in self.patches if not p.blue)
 
-    @property
+    @cached_property
     def blue_patches(self) -> tuple[int, ...]:
         """Ids of Express's blue patches (empty for Patchwork)."""
         return tuple(p.id for p in self.patches if p.blue)

@@ -6,6 +6,8 @@ clock, no randomness. ``apply()`` checks every rule and raises a precise
 """
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from . import actions as A
 from . import errors as E
 from .quilt import has_square, placements
@@ -53,11 +55,20 @@ def legal_actions(state: GameState) -> list[A.Action]:
             if spec.patches[pid].cost <= player.buttons:
                 out += [buy for mask, buy in table[pid] if not mask & quilt]
     else:
+        buys = _untracked_buys(spec)
+        patches = spec.patches
         for pid in state.circle[:3]:
-            patch = spec.patches[pid]
+            patch = patches[pid]
             if patch.cost <= player.buttons and patch.area <= player.empty:
-                out.append(A.Buy(pid))
+                out.append(buys[pid])
     return out
+
+
+def _untracked_buys(spec) -> tuple[A.Buy, ...]:
+    buys = spec.memo.get("untracked_buys")
+    if buys is None:
+        buys = spec.memo["untracked_buys"] = tuple(A.Buy(p.id) for p in spec.patches)
+    return buys
 
 
 def _leather_actions(state: GameState) -> list[A.Action]:
@@ -83,9 +94,9 @@ def apply(state: GameState, action: A.Action) -> tuple[GameState, tuple[A.Event,
     when the action is illegal; ``state`` itself is never changed.
     """
     kind = type(action)
+    events: list[A.Event] = []
     if kind is A.ClaimSpecialTile:
         return _claim_special(state, action)
-    events: list[A.Event] = []
     if state.owed:
         if kind is A.PlaceLeather or kind is A.DiscardLeather:
             return _leather(state, action, events)
@@ -114,7 +125,8 @@ def _advance(state: GameState, mover: int, events: list) -> GameState:
     target = min(state.players[1 - mover].position + 1, spec.last_space)
     gained = target - player.position
     events.append(A.ButtonsEarned(mover, gained))
-    player = player._replace(buttons=player.buttons + gained)
+    player = PlayerState(player.position, player.buttons + gained, player.income, player.quilt,
+                         player.empty)
     return _move(state, mover, player, target, events)
 
 
@@ -139,10 +151,12 @@ def _buy(state: GameState, mover: int, action: A.Buy, events: list) -> GameState
     if blue and len(circle) <= spec.blue_enter_when_left:
         events.append(A.BluePatchesJoined(blue))
         circle, blue = circle + blue, ()
-    state = state._replace(circle=circle, blue=blue)
-    if state.tracked:
-        state = _check_special(state, mover, quilt, events)
-    return _move(state, mover, player, min(player.position + patch.time, spec.last_space), events)
+    special = state.special
+    if state.tracked and special is None and _has_special(spec, quilt):
+        events.append(A.SpecialTileAwarded(mover))
+        special = mover
+    end = min(player.position + patch.time, spec.last_space)
+    return _move(state, mover, player, end, events, circle, blue, special)
 
 
 def _place_patch(state: GameState, player: PlayerState, pid: int, mask: int | None) -> int:
@@ -166,30 +180,39 @@ def _place_patch(state: GameState, player: PlayerState, pid: int, mask: int | No
     return player.quilt | mask
 
 
-def _move(state: GameState, mover: int, player: PlayerState, end: int, events: list) -> GameState:
-    """Move ``mover``'s token to ``end``; pay income (R7, R8), win leather (R9), set top (R4)."""
+def _move(state: GameState, mover: int, player: PlayerState, end: int, events: list,
+          circle=None, blue=None, special=None) -> GameState:
+    """Move ``mover``'s token to ``end``; pay income (R7, R8), win leather (R9), set top (R4).
+
+    ``circle``, ``blue`` and ``special`` replace the state's when a purchase changed them.
+    """
     spec = state.spec
     start = player.position
     events.append(A.TokenMoved(mover, start, end))
-    for space in spec.income_spaces:
-        if start < space <= end and player.income:
-            events.append(A.IncomePaid(mover, space, player.income))
-            player = player._replace(buttons=player.buttons + player.income)
+    buttons = player.buttons
+    income = player.income
+    if income:
+        spaces = spec.income_spaces
+        for space in spaces[bisect_right(spaces, start):bisect_right(spaces, end)]:
+            events.append(A.IncomePaid(mover, space, income))
+            buttons += income
     leather, owed = state.leather, state.owed
-    won = [s for s in leather if start < s <= end]
+    won = [s for s in leather if start < s <= end] if leather and leather[0] <= end else None
     if won:
         events.extend(A.LeatherWon(mover, s) for s in won)
         leather = tuple(s for s in leather if s not in won)
         owed = owed + (mover,) * len(won)
-    player = player._replace(position=end)
+    player = PlayerState(end, buttons, player.income, player.quilt, player.empty)
     players = (player, state.players[1]) if mover == 0 else (state.players[0], player)
     other = state.players[1 - mover].position
     top = mover if end == other else state.top
     finisher = state.finisher
     if finisher is None and end == spec.last_space:
         finisher = mover
-    return GameState(spec, players, top, state.circle, state.blue, leather, owed,
-                     state.special, finisher, state.tracked)
+    if circle is None:
+        circle, blue, special = state.circle, state.blue, state.special
+    return GameState(spec, players, top, circle, blue, leather, owed, special, finisher,
+                     state.tracked)
 
 
 def _with_player(state: GameState, index: int, player: PlayerState, **changes) -> GameState:
@@ -260,10 +283,12 @@ def settle_leather(state: GameState) -> tuple[GameState, tuple[A.Event, ...]]:
     return state, tuple(events)
 
 
+def _has_special(spec, quilt: int) -> bool:
+    return bool(spec.bonus_square) and has_square(quilt, spec.bonus_square, spec.rows, spec.cols)
+
+
 def _check_special(state: GameState, mover: int, quilt: int, events: list) -> GameState:
-    spec = state.spec
-    if (state.special is None and spec.bonus_square
-            and has_square(quilt, spec.bonus_square, spec.rows, spec.cols)):
+    if state.special is None and _has_special(state.spec, quilt):
         events.append(A.SpecialTileAwarded(mover))
         return state._replace(special=mover)
     return state

@@ -1,0 +1,76 @@
+"""Rules-engine speed: random complete games per second and the cost of one turn.
+
+Run: python benchmarks/engine.py [--seconds 3]
+Prints figures only; nothing here asserts a time (machines are shared and noisy).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import time
+
+from firmware_py.rules import apply, legal_actions, new_game
+
+
+def random_game(seed: int, tracked: bool, game: str = "patchwork") -> int:
+    """Play one random legal game; return the number of actions."""
+    rng = random.Random(seed)
+    state = new_game(game, seed=seed, tracked=tracked)
+    n = 0
+    pick = rng.random
+    while not state.over:
+        actions = legal_actions(state)
+        state, _ = apply(state, actions[int(pick() * len(actions))])
+        n += 1
+    return n
+
+
+def games_per_second(tracked: bool, seconds: float, game: str) -> tuple[float, float]:
+    """(games per second, actions per game) over about ``seconds`` of play."""
+    games = actions = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        actions += random_game(games, tracked, game)
+        games += 1
+    return games / (time.perf_counter() - start), actions / games
+
+
+def pair_cost(tracked: bool, samples: int) -> float:
+    """Median seconds of one legal_actions() + apply() pair over random game positions."""
+    rng = random.Random(1)
+    costs = []
+    state = new_game(seed=1, tracked=tracked)
+    while len(costs) < samples:
+        if state.over:
+            state = new_game(seed=len(costs), tracked=tracked)
+        t0 = time.perf_counter_ns()
+        actions = legal_actions(state)
+        nxt, _ = apply(state, actions[rng.randrange(len(actions))])
+        costs.append(time.perf_counter_ns() - t0)
+        state = nxt
+    return statistics.median(costs) / 1e9
+
+
+def main() -> None:
+    """Print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=3.0, help="time per figure")
+    args = parser.parse_args()
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    print(f"one core, {args.seconds:g} s per figure")
+    for game in ("patchwork", "patchwork-express"):
+        for tracked in (False, True):
+            rate, per_game = games_per_second(tracked, args.seconds, game)
+            label = "tracked" if tracked else "untracked"
+            print(f"{game:18s} {label:9s} {rate:8.0f} games/s  ({per_game:.1f} actions/game)")
+    for tracked in (False, True):
+        label = "tracked" if tracked else "untracked"
+        print(f"patchwork {label:9s} legal_actions()+apply(): median "
+              f"{pair_cost(tracked, 20000) * 1e6:.1f} us")
+
+
+if __name__ == "__main__":
+    main()
