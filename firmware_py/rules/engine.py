@@ -51,13 +51,13 @@ def legal_actions(state: GameState) -> list[A.Action]:
     if state.tracked:
         table = _buy_table(spec)
         quilt = player.quilt
-        for pid in state.circle[:3]:
+        for pid in state.offer:
             if spec.patches[pid].cost <= player.buttons:
                 out += [buy for mask, buy in table[pid] if not mask & quilt]
     else:
         buys = _untracked_buys(spec)
         patches = spec.patches
-        for pid in state.circle[:3]:
+        for pid in state.offer:
             patch = patches[pid]
             if patch.cost <= player.buttons and patch.area <= player.empty:
                 out.append(buys[pid])
@@ -134,7 +134,7 @@ def _buy(state: GameState, mover: int, action: A.Buy, events: list) -> GameState
     spec = state.spec
     pid = action.patch
     circle = state.circle
-    if pid not in circle[:3]:
+    if pid not in (circle if state.free else circle[:3]):
         raise E.NotOnOfferError(f"patch {pid} is not on offer; the offer is {list(circle[:3])}")
     patch = spec.patches[pid]
     player = state.players[mover]
@@ -212,7 +212,7 @@ def _move(state: GameState, mover: int, player: PlayerState, end: int, events: l
     if circle is None:
         circle, blue, special = state.circle, state.blue, state.special
     return GameState(spec, players, top, circle, blue, leather, owed, special, finisher,
-                     state.tracked)
+                     state.tracked, state.free)
 
 
 def _with_player(state: GameState, index: int, player: PlayerState, **changes) -> GameState:

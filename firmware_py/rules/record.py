@@ -267,8 +267,9 @@ def replay(record: GameRecord, on_step=None) -> tuple[GameState, Tally]:
 
 
 def untracked_copy(record: GameRecord) -> GameRecord:
-    """The same game in the untracked style: cells and leather moves dropped,
-    each 7x7 special tile declared with ``{"bonus": P}`` where it was awarded.
+    """The same game in the untracked style: cells and leather placements
+    dropped (set-asides kept), each 7x7 special tile declared with
+    ``{"bonus": P}`` where it was awarded.
 
     This is what a companion without a quilt camera records (design 2.8).
     Raises :class:`RecordError` if ``record`` itself does not replay.
@@ -280,7 +281,7 @@ def untracked_copy(record: GameRecord) -> GameRecord:
         move = record.moves[step.index]
         if isinstance(move, dict) and "buy" in move:
             moves.append({"buy": move["buy"]})
-        elif not (isinstance(move, dict) and "leather" in move):
+        elif not (isinstance(move, dict) and "leather" in move and move["leather"] != "discard"):
             moves.append(move)
         moves.extend({"bonus": e.player} for e in step.events if type(e) is A.SpecialTileAwarded)
     return GameRecord(record.game, record.time_board, record.players, record.circle, tuple(moves),

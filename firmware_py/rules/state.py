@@ -34,6 +34,8 @@ class GameState(NamedTuple):
     - ``special``: holder of the 7x7 special tile, or None (R11).
     - ``finisher``: the first player to reach the last space, or None (R14).
     - ``tracked``: True when quilts are bitmasks, False when only counted.
+    - ``free``: free layout (design 2.1): any patch left may be bought, the
+      neutral-token rule is not checked; False for a dealt circle (R3).
     """
 
     spec: GameSpec
@@ -46,6 +48,7 @@ class GameState(NamedTuple):
     special: int | None
     finisher: int | None
     tracked: bool
+    free: bool = False
 
     @property
     def over(self) -> bool:
@@ -71,8 +74,8 @@ class GameState(NamedTuple):
 
     @property
     def offer(self) -> tuple[int, ...]:
-        """The (up to) three patch ids in front of the neutral token (R3)."""
-        return self.circle[:3]
+        """The (up to) three patch ids in front of the neutral token (R3); all left when free."""
+        return self.circle if self.free else self.circle[:3]
 
 
 def deal(spec: GameSpec, seed: int | None) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -102,13 +105,15 @@ def _check_circle(spec: GameSpec, circle, blue) -> None:
 
 
 def new_game(game: str = "patchwork", time_board: str | None = None, *, seed: int | None = None,
-             tracked: bool = True, circle=None, blue=None, spec: GameSpec | None = None) -> GameState:
+             tracked: bool = True, circle=None, blue=None, spec: GameSpec | None = None,
+             free: bool = False) -> GameState:
     """A new game: both tokens on space 0 with the starting buttons, player 0 on top.
 
     ``game`` is "patchwork" or "patchwork-express"; ``time_board`` "2014"
     (default) or "revised" for Patchwork (R15). The circle (and Express blue
     order) is dealt from ``seed`` unless given explicitly. ``tracked`` chooses
-    bitmask quilts (True) or counted quilts (False). Raises :class:`SpecError`
+    bitmask quilts (True) or counted quilts (False); ``free`` lets any patch
+    be bought (a circle laid out freely, design 2.1). Raises :class:`SpecError`
     for a circle or blue order that is not a full, valid set.
     """
     spec = spec or load_spec(game, time_board)
@@ -118,4 +123,4 @@ def new_game(game: str = "patchwork", time_board: str | None = None, *, seed: in
     _check_circle(spec, circle, blue)
     player = PlayerState(0, spec.starting_buttons, 0, 0, spec.quilt_size)
     return GameState(spec, (player, player), 0, circle, blue, spec.leather_spaces, (),
-                     None, None, tracked)
+                     None, None, tracked, free)
