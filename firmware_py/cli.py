@@ -2,12 +2,49 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 
 def _replay(args) -> int:
     from .replay_cmd import run_replay
     return run_replay(args.file, as_json=args.json, trace=args.trace)
+
+
+def _demo(args) -> int:
+    from .demo import run_demo
+    return run_demo(args.record, args.out, as_json=args.json, fast=args.fast)
+
+
+def _run(args) -> int:
+    from .app import run_forever
+    from .config import ConfigError, load_config
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            print(f"{args.config or 'default config'}: {problem}", file=sys.stderr)
+        return 2
+    return run_forever(cfg)
+
+
+def _config_check(args) -> int:
+    from .config import ConfigError, load_config
+    try:
+        load_config(args.file)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            print(f"{args.file}: {problem}", file=sys.stderr)
+        return 2
+    print(f"{args.file}: ok")
+    return 0
+
+
+def _config_default(args) -> int:
+    from .config import default_text
+    sys.stdout.write(default_text())
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -20,6 +57,25 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--json", action="store_true", help="print the tally as one JSON object")
     rp.add_argument("--trace", action="store_true", help="print the state after each move as JSON")
     rp.set_defaults(func=_replay)
+
+    dm = sub.add_parser("demo", help="play a whole game record through the companion on simulated hardware")
+    dm.add_argument("--record", help="a game record to play (default: a real game bundled with the package)")
+    dm.add_argument("--out", default="demo-out", help="folder for OLED frames, LED frames, journal, record")
+    dm.add_argument("--json", action="store_true", help="print the tally as replay --json does")
+    dm.add_argument("--fast", action="store_true", help="quicker hands and shorter timings")
+    dm.set_defaults(func=_demo)
+
+    rn = sub.add_parser("run", help="the companion service (backend from the config: pi or sim)")
+    rn.add_argument("--config", help="TOML config file (default: the packaged one, simulated)")
+    rn.set_defaults(func=_run)
+
+    cf = sub.add_parser("config", help="check a config file or print the default one")
+    cfs = cf.add_subparsers(dest="config_command", required=True)
+    ck = cfs.add_parser("check", help="validate FILE and name each bad key with its allowed values")
+    ck.add_argument("file")
+    ck.set_defaults(func=_config_check)
+    cd = cfs.add_parser("default", help="print the default config (every key documented)")
+    cd.set_defaults(func=_config_default)
     return parser
 
 

@@ -1,0 +1,79 @@
+"""Engine actions as the table sees them: where each ends and what to tell the players."""
+from __future__ import annotations
+
+from ..rules import (ADVANCE, Advance, Buy, ButtonsEarned, GameState, IncomePaid, LeatherDiscarded,
+                     LeatherWon, PatchBought, SpecialTileAwarded, legal_actions)
+
+
+def target_of(state: GameState, action) -> int:
+    """The space the mover's token ends on after ``action`` (R5, R6)."""
+    mover = state.to_move
+    last = state.spec.last_space
+    if isinstance(action, Advance):
+        return min(state.players[1 - mover].position + 1, last)
+    return min(state.players[mover].position + state.spec.patches[action.patch].time, last)
+
+
+def turn_options(state: GameState) -> list:
+    """What NEXT cycles through: each patch on offer (as ``Buy``), then action A."""
+    return [Buy(pid) for pid in state.offer] + [ADVANCE]
+
+
+def legal_set(state: GameState) -> set:
+    """The legal turn actions of the player to move (untracked quilts)."""
+    return set(legal_actions(state))
+
+
+def candidates_at(state: GameState, space: int) -> list:
+    """Legal actions of the player to move that end on ``space``, buys first."""
+    found = [a for a in legal_actions(state) if isinstance(a, (Buy, Advance))
+             and target_of(state, a) == space]
+    return sorted(found, key=lambda a: isinstance(a, Advance))
+
+
+def why_not(state: GameState, action) -> str:
+    """A short reason why ``action`` is not legal now ("" when it is)."""
+    if action in legal_set(state):
+        return ""
+    if isinstance(action, Buy):
+        patch = state.spec.patches[action.patch]
+        player = state.players[state.to_move]
+        if patch.cost > player.buttons:
+            return f"costs {patch.cost}, you have {player.buttons}"
+        if patch.area > player.empty:
+            return f"needs {patch.area} squares, {player.empty} empty"
+    return "not allowed now"
+
+
+def describe(action, state: GameState) -> str:
+    """A short label: "patch 12 (5b, 3t)" or "advance"."""
+    if isinstance(action, Buy):
+        p = state.spec.patches[action.patch]
+        return f"patch {p.id} ({p.cost}b {p.time}t)"
+    return "advance"
+
+
+def notices(events, colours: tuple[str, str]) -> str:
+    """What the players must do after an accepted turn, from its events.
+
+    E.g. "take 4 buttons", "pay 3 buttons", "income: take 7", "take the
+    leather patch", "set the leather patch aside", "special tile: green".
+    """
+    parts = []
+    income = 0
+    for e in events:
+        if isinstance(e, ButtonsEarned) and e.buttons:
+            parts.append(f"take {e.buttons} buttons")
+        elif isinstance(e, PatchBought) and e.cost:
+            parts.append(f"pay {e.cost} buttons")
+        elif isinstance(e, IncomePaid):
+            income += e.buttons
+        elif isinstance(e, LeatherWon):
+            parts.append("take the leather patch")
+        elif isinstance(e, LeatherDiscarded):
+            parts.append("leather patch set aside")
+        elif isinstance(e, SpecialTileAwarded):
+            parts.append(f"special tile: {colours[e.player]}")
+    if income:
+        parts.append(f"income: take {income}")
+    return ", ".join(parts)

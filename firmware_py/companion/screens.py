@@ -1,0 +1,190 @@
+"""What the UI shows now: builds the :class:`Screen` and :class:`Lights` values."""
+from __future__ import annotations
+
+from ..rules import Buy, load_spec, score, tally
+from . import intents
+from .model import GREEN, YELLOW, Lights, PatchCard, PlayerLine, Screen
+from .ui import BOARDS, GAMES, TableUI, spec_for
+
+LEGEND = "NEXT  OK  BACK"
+
+
+def _card(spec, pid: int, **kw) -> PatchCard:
+    p = spec.patches[pid]
+    return PatchCard(p.id, p.shape, p.cost, p.time, p.income, **kw)
+
+
+def player_lines(ui: TableUI) -> tuple[PlayerLine, PlayerLine]:
+    """Both players' standings, player 0 (who started) first."""
+    state = ui.state
+    colours = ui.session.setup.colours
+    out = []
+    for i, p in enumerate(state.players):
+        out.append(PlayerLine(colours[i].capitalize(), colours[i], p.position, p.buttons,
+                              p.income, p.empty, state.special == i, score(state, i),
+                              state.to_move == i and ui.mode != "end"))
+    return tuple(out)
+
+
+def _warning(ui: TableUI) -> str:
+    return " / ".join(ui.warnings.values())
+
+
+def build_screen(ui: TableUI) -> Screen:
+    """The OLED screen for the UI's current mode."""
+    builder = _BUILDERS.get(ui.mode, _turn)
+    screen = builder(ui)
+    if ui.mismatch is not None and ui.mode in ("turn", "confirm"):
+        screen = _mismatch(ui)
+    warning = _warning(ui)
+    if warning:
+        screen = Screen(**{**screen.__dict__, "warning": warning})
+    return screen
+
+
+def _choose(title, options, ui, footer="NEXT:other OK:choose") -> Screen:
+    return Screen("choose", title, options=tuple(options), selected=max(ui.cursor, 0), footer=footer)
+
+
+def _setup_game(ui):
+    return _choose("New game: which game?", [name for _, name in GAMES], ui)
+
+
+def _setup_board(ui):
+    return _choose("Time board", [name for _, name in BOARDS], ui)
+
+
+def _setup_first(ui):
+    return _choose("Who starts?", ["Green", "Yellow"], ui)
+
+
+def _setup_layout(ui):
+    return _choose("Patch circle", ["Deal it for me", "Free layout"], ui)
+
+
+def _deal(ui):
+    spec = spec_for(ui.choice)
+    circle = ui.choice["circle"]
+    card = _card(spec, circle[ui.cursor], index=ui.cursor + 1, total=len(circle))
+    last = ui.cursor + 1 == len(circle)
+    footer = "OK:start game" if last else "NEXT:next BACK:prev"
+    title = "Lay out clockwise" if ui.cursor else "Start after spool"
+    return Screen("deal", title, patches=(card,), footer=footer)
+
+
+def _turn(ui):
+    state = ui.state
+    spec = state.spec
+    legal = intents.legal_set(state)
+    chosen = ui.selected()
+    cards = tuple(_card(spec, pid, selected=(chosen == Buy(pid)), buyable=Buy(pid) in legal)
+                  for pid in state.offer[:3])
+    notice = ui.notice
+    if chosen is not None and not isinstance(chosen, Buy) and not notice:
+        notice = f"advance to {intents.target_of(state, chosen)}"
+    title = f"{ui.session.setup.colours[state.to_move].capitalize()}'s turn"
+    return Screen("turn", title, patches=cards, players=player_lines(ui), notice=notice,
+                  footer="NEXT:choose OK:buy")
+
+
+def _confirm(ui):
+    state = ui.state
+    options = tuple(intents.describe(a, state) for a in ui.candidates)
+    target = intents.target_of(state, ui.candidates[0])
+    return Screen("prompt", f"Token on {target}: which?", lines=(ui.notice,) if ui.notice else (),
+                  options=options, selected=ui.cursor, footer="OK:yes NEXT:other BACK:no")
+
+
+def _leather(ui):
+    who = ui.session.setup.colours[ui.state.owed[0]].capitalize()
+    return Screen("prompt", f"{who}: leather patch", lines=(ui.notice,) if ui.notice else (),
+                  options=("OK: place it", "NEXT: set aside"), selected=0,
+                  footer="OK:place NEXT:set aside")
+
+
+def _menu(ui):
+    return _choose("Menu", ui.menu_items(), ui, footer="NEXT:other OK:do BACK:close")
+
+
+def _claim(ui):
+    return _choose("Who has a 7x7?", ["Green", "Yellow"], ui)
+
+
+def _correct_who(ui):
+    return _choose("Correct whose buttons?", ["Green", "Yellow"], ui)
+
+
+def _correct_amount(ui):
+    player = ui.state.players[ui.correct_player]
+    colour = ui.session.setup.colours[ui.correct_player].capitalize()
+    new = player.buttons + ui.correct_delta
+    return Screen("prompt", f"{colour}'s buttons", lines=(f"{player.buttons} -> {new}",),
+                  footer="NEXT:+1 BACK:-1 OK:set")
+
+
+def _end_confirm(ui):
+    return _choose("End the game now?", ["No, play on", "Yes, end and save"], ui)
+
+
+def _mismatch(ui):
+    v = ui.mismatch
+    colours = ui.session.setup.colours
+    state = ui.state
+    lines = []
+    for space in sorted(v.expected):
+        who = [colours[i] for i, p in enumerate(state.players) if p.position == space]
+        lines.append(f"{'+'.join(who)} token back on {space}")
+    for space in sorted(v.wrong):
+        lines.append(f"nothing belongs on {space}")
+    return Screen("mismatch", "CHECK THE BOARD", lines=tuple(lines),
+                  footer="blinking: where tokens go")
+
+
+def _end(ui):
+    state = ui.state
+    result = tally(state)
+    colours = ui.session.setup.colours
+    lines = []
+    for i, row in enumerate(result.players):
+        special = f"+{row.special}" if row.special else "+0"
+        lines.append(f"{colours[i][0].upper()} {row.buttons}{special}-{row.penalty}={row.score}")
+    if result.winner is not None:
+        lines.append(f"{colours[result.winner].capitalize()} wins")
+        if result.tie_break:
+            lines.append("tie: first to the end")
+    else:
+        lines.append("ended early")
+    return Screen("end", "Final tally", lines=tuple(lines), players=player_lines(ui),
+                  footer="OK:new game")
+
+
+_BUILDERS = {"setup_game": _setup_game, "setup_board": _setup_board, "setup_first": _setup_first,
+             "setup_layout": _setup_layout, "deal": _deal, "turn": _turn, "confirm": _confirm,
+             "leather": _leather, "menu": _menu, "claim": _claim, "correct_who": _correct_who,
+             "correct_amount": _correct_amount, "end_confirm": _end_confirm, "end": _end}
+
+
+def build_lights(ui: TableUI) -> Lights:
+    """What the LED strip shows for the UI's current mode."""
+    if ui.session is None:
+        spec = load_spec(ui.choice.get("game", "patchwork"), ui.choice.get("time_board"))
+        return Lights(spec.last_space, income=frozenset(spec.income_spaces))
+    state = ui.state
+    colours = ui.session.setup.colours
+    tokens = tuple((colours[i], p.position) for i, p in enumerate(state.players))
+    mover = state.to_move
+    active = colours[mover] if mover is not None and ui.mode != "end" else ""
+    targets = frozenset()
+    chosen = ui.selected() if ui.mode == "turn" else None
+    if chosen is not None and not intents.why_not(state, chosen):
+        targets = frozenset((intents.target_of(state, chosen),))
+    guide = ui.mismatch or ui.guide
+    celebrate = ""
+    if ui.mode == "end" and state.over:
+        celebrate = colours[tally(state).winner]
+    return Lights(state.spec.last_space, tokens, active, targets,
+                  guide.expected if guide else frozenset(), guide.wrong if guide else frozenset(),
+                  frozenset(state.leather), frozenset(state.spec.income_spaces), celebrate)
+
+
+__all__ = ["build_screen", "build_lights", "player_lines", "GREEN", "YELLOW", "LEGEND"]

@@ -1,0 +1,426 @@
+"""The table's state machine: button gestures and token verdicts in, turns out.
+
+Owned by the service's event-loop thread. It turns gestures (NEXT/OK/BACK,
+press or hold) and token verdicts into engine actions, journals every
+accepted turn before anything shows it, and knows what the OLED and the LEDs
+must show (see :mod:`.screens`). Nothing in the game changes on a rejected
+input: an illegal choice only sets a notice.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..rules import (DISCARD, Advance, Buy, ClaimSpecialTile, IllegalActionError, PlaceLeather,
+                     load_spec)
+from . import intents
+from .buttons import HOLD, PRESS, Gesture
+from .journal import JournalError
+from .model import GREEN, YELLOW
+from .session import Correction, Session, Setup
+from .tokens import LIFTED, MISMATCH, MOVE, ONTO, STILL, Expectation, Verdict
+
+GAMES = (("patchwork", "Patchwork"), ("patchwork-express", "Patchwork Express"))
+BOARDS = (("2014", "2014 board"), ("revised", "revised board"))
+MENU_ITEMS = ("Back to game", "Undo last turn", "Claim 7x7 tile", "Correct buttons", "End game now")
+
+
+class TableUI:
+    """The UI state machine.
+
+    ``journal_write(body)`` writes one journal entry durably (may raise
+    JournalError: the game goes on in memory with a warning);
+    ``deal(game)`` returns ``(circle, blue)`` for a new game; ``on_end(session)``
+    saves the finished game's record and returns where (a path string).
+    """
+
+    def __init__(self, journal_write: Callable[[dict], None], deal: Callable, on_end: Callable):
+        self.journal_write = journal_write
+        self.deal = deal
+        self.on_end = on_end
+        self.session: Session | None = None
+        self.mode = "setup_game"
+        self.cursor = 0
+        self.choice: dict = {}
+        self.armed = False
+        self.intent = None          # the action chosen with NEXT in turn mode
+        self.candidates: list = []
+        self.notice = ""
+        self.mismatch: Verdict | None = None
+        self.guide: Verdict | None = None
+        self.warnings: dict[str, str] = {}
+        self.saved_to = ""
+        self.correct_player = 0
+        self.correct_delta = 0
+        self.consume_reading = False
+
+    # ----- resume ---------------------------------------------------------------
+    def resume(self, entries: list[dict]) -> None:
+        """Rebuild the game from the journal's effective entries (setup, turns, end)."""
+        if not entries or entries[0].get("kind") != "setup":
+            return
+        session = Session(Setup.from_json(entries[0]["setup"]))
+        ended = False
+        for body in entries[1:]:
+            if body.get("kind") == "turn":
+                session.commit(session.group_from_json(body["moves"]))
+            elif body.get("kind") == "end":
+                ended = True
+        self.session = session
+        self.mode = "end" if ended or session.state.over else self._play_mode()
+        self.cursor = 0
+
+    # ----- inputs -----------------------------------------------------------------
+    def gesture(self, g: Gesture) -> None:
+        """Handle one classified button gesture."""
+        handler = getattr(self, f"_on_{self.mode}", None)
+        if handler is not None:
+            handler(g)
+
+    def verdict(self, v: Verdict) -> None:
+        """Handle the token watcher's verdict on the current stable reading."""
+        self.guide = v if (v.expected or v.wrong) else None
+        if self.mode not in ("turn", "confirm") or self.session is None:
+            return
+        if v.kind == STILL:
+            self.mismatch = None
+            if self.mode == "confirm":
+                self._to_turn(keep_intent=True)
+        elif v.kind == MISMATCH:
+            self.mismatch = v
+        elif v.kind == MOVE:
+            self.mismatch = None
+            self._token_moved(v.target, onto=False)
+        elif v.kind == ONTO:
+            self.mismatch = None
+            self._token_moved(v.target, onto=True)
+        elif v.kind == LIFTED:
+            self.mismatch = None
+
+    def sensor_status(self, online: bool, text: str) -> None:
+        """The sensor link went online/offline; shown as a warning while offline."""
+        if online:
+            self.warnings.pop("sensor", None)
+        else:
+            self.warnings["sensor"] = text or "sensor offline"
+
+    # ----- setup ------------------------------------------------------------------
+    def _choose(self, g: Gesture, count: int, on_ok: Callable[[int], None], on_back=None) -> None:
+        if g.kind != PRESS:
+            return
+        if g.button == "next":
+            self.cursor = (self.cursor + 1) % count
+        elif g.button == "ok":
+            chosen, self.cursor = self.cursor, 0
+            on_ok(chosen)
+        elif g.button == "back" and on_back is not None:
+            self.cursor = 0
+            on_back()
+
+    def _on_setup_game(self, g: Gesture) -> None:
+        def ok(i):
+            self.choice = {"game": GAMES[i][0]}
+            self.mode = "setup_board" if GAMES[i][0] == "patchwork" else "setup_first"
+            if GAMES[i][0] != "patchwork":
+                self.choice["time_board"] = "standard"
+        self._choose(g, len(GAMES), ok)
+
+    def _on_setup_board(self, g: Gesture) -> None:
+        def ok(i):
+            self.choice["time_board"] = BOARDS[i][0]
+            self.mode = "setup_first"
+        self._choose(g, len(BOARDS), ok, lambda: setattr(self, "mode", "setup_game"))
+
+    def _on_setup_first(self, g: Gesture) -> None:
+        def ok(i):
+            self.choice["first"] = (GREEN, YELLOW)[i]
+            self.mode = "setup_layout"
+        back = "setup_board" if self.choice.get("game") == "patchwork" else "setup_game"
+        self._choose(g, 2, ok, lambda: setattr(self, "mode", back))
+
+    def _on_setup_layout(self, g: Gesture) -> None:
+        def ok(i):
+            circle, blue = self.deal(self.choice["game"])
+            self.choice.update(circle=tuple(circle), blue=tuple(blue), free=(i == 1))
+            if i == 1:
+                self._start_game()
+            else:
+                self.mode, self.cursor = "deal", 0
+        self._choose(g, 2, ok, lambda: setattr(self, "mode", "setup_first"))
+
+    def _on_deal(self, g: Gesture) -> None:
+        if g.kind != PRESS:
+            return
+        total = len(self.choice["circle"])
+        if g.button in ("next", "ok"):
+            if self.cursor + 1 < total:
+                self.cursor += 1
+            elif g.button == "ok":
+                self._start_game()
+        elif g.button == "back":
+            if self.cursor == 0:
+                self.mode = "setup_layout"
+            else:
+                self.cursor -= 1
+
+    def _start_game(self) -> None:
+        c = self.choice
+        setup = Setup(c["game"], c["time_board"], c["first"], c["circle"], c["blue"], c["free"])
+        self._write({"kind": "setup", "setup": setup.to_json()})
+        self.session = Session(setup)
+        self._to_turn()
+
+    # ----- play -------------------------------------------------------------------
+    @property
+    def state(self):
+        """The engine state of the game in progress (None during setup)."""
+        return self.session.state if self.session else None
+
+    def _play_mode(self) -> str:
+        state = self.state
+        if state.owed and state.spec.bonus_square == 0:
+            return "leather"
+        return "turn"
+
+    def _to_turn(self, keep_intent: bool = False) -> None:
+        self.mode = self._play_mode()
+        self.candidates = []
+        if not keep_intent:
+            self.intent, self.armed = None, False
+
+    def options(self) -> list:
+        """The NEXT cycle in turn mode: each patch on offer, then advance."""
+        return intents.turn_options(self.state)
+
+    def selected(self):
+        """The action chosen with NEXT in turn mode (kept while a move is confirmed), or None."""
+        return self.intent
+
+    def _on_turn(self, g: Gesture) -> None:
+        if g.kind == HOLD:
+            if g.button == "ok":
+                self.mode, self.cursor = "menu", 0
+            elif g.button == "back":
+                self._undo()
+            return
+        if g.button == "next":
+            options = self.options()
+            at = options.index(self.intent) + 1 if self.intent in options else 0
+            self.intent = options[at % len(options)]
+            self.armed = False
+            self.notice = ""
+        elif g.button == "back":
+            self.intent, self.armed, self.notice = None, False, ""
+        elif g.button == "ok":
+            self._arm()
+
+    def _arm(self) -> None:
+        action = self.selected()
+        if action is None:
+            self.notice = "NEXT: choose a patch"
+            return
+        reason = intents.why_not(self.state, action)
+        if reason:
+            self.notice = f"can't: {reason}"
+            return
+        if "sensor" in self.warnings or self.armed:
+            self._play(action)      # no sensor (or OK twice): the buttons alone decide
+            return
+        self.armed = True
+        target = intents.target_of(self.state, action)
+        pay = f"pay {self.state.spec.patches[action.patch].cost}, " if isinstance(action, Buy) else ""
+        self.notice = f"{pay}move to space {target}"
+
+    def _token_moved(self, target: int, onto: bool) -> None:
+        state = self.state
+        chosen = self.selected()
+        if chosen is not None and intents.target_of(state, chosen) == target \
+                and not intents.why_not(state, chosen) and not onto:
+            self._play(chosen)
+            return
+        found = intents.candidates_at(state, target)
+        if not found:
+            return
+        if len(found) == 1 and isinstance(found[0], Advance) and not onto:
+            self._play(found[0])
+            return
+        if self.mode != "confirm" or self.candidates != found:
+            at = found.index(self.intent) if self.intent in found else 0
+            self.mode, self.candidates, self.cursor = "confirm", found, at
+
+    def _on_confirm(self, g: Gesture) -> None:
+        if g.kind == HOLD:
+            if g.button == "back":
+                self._undo()
+            return
+        if g.button == "next":
+            self.cursor = (self.cursor + 1) % len(self.candidates)
+        elif g.button == "ok":
+            self._play(self.candidates[self.cursor])
+        elif g.button == "back":
+            self.consume_reading = True
+            self._to_turn()
+            self.notice = "move the token back"
+
+    def _on_leather(self, g: Gesture) -> None:
+        if g.kind == HOLD and g.button == "back":
+            self._undo()
+        elif g.kind == PRESS and g.button in ("ok", "next"):
+            self._commit([PlaceLeather() if g.button == "ok" else DISCARD])
+
+    def _play(self, action) -> None:
+        group = [action]
+        state, _ = self._check(group)
+        if state is None:
+            return
+        while state.owed and state.spec.bonus_square:         # Patchwork: placed at once (R9)
+            full = state.players[state.owed[0]].empty == 0
+            group.append(DISCARD if full else PlaceLeather())  # R10 on a full quilt
+            state, _ = self._check(group)
+        if state.owed and state.players[state.owed[0]].empty == 0:
+            group.append(DISCARD)                               # Express, full quilt: no choice
+        self._commit(group)
+
+    def _check(self, group):
+        try:
+            return self.session.check(group)
+        except IllegalActionError as exc:
+            self.notice = f"not allowed: {exc}"
+            return None, ()
+
+    def _commit(self, group) -> bool:
+        state, events = self._check(group)
+        if state is None:
+            return False
+        self._write({"kind": "turn", "moves": self.session.group_to_json(group)})
+        events = self.session.commit(group)
+        self.notice = intents.notices(events, self.session.setup.colours)
+        self._after_commit()
+        return True
+
+    def _after_commit(self) -> None:
+        self.mismatch = None
+        if self.state.over:
+            self._finish()
+        else:
+            self._to_turn()
+
+    def _finish(self) -> None:
+        self._write({"kind": "end"})
+        self.mode = "end"
+        try:
+            self.saved_to = self.on_end(self.session) or ""
+        except OSError as exc:
+            self.saved_to = ""
+            self.warnings["record"] = f"record not saved: {exc.strerror or exc}"
+
+    def _undo(self) -> None:
+        if self.session is None or not self.session.groups:
+            self.notice = "nothing to undo"
+            return
+        if self.mode == "end":
+            self._write({"kind": "undo"})          # first lift the "end" entry
+            if not self.state.over:
+                self.saved_to = ""
+                self._to_turn()
+                return
+        self._write({"kind": "undo"})
+        self.session.undo()
+        self.consume_reading = True
+        self.mismatch = None
+        self._to_turn()
+        self.notice = "undone: put the tokens back"
+
+    def _write(self, body: dict) -> None:
+        try:
+            self.journal_write(body)
+            self.warnings.pop("journal", None)
+        except JournalError:
+            self.warnings["journal"] = "not saving: disk"
+
+    # ----- menu -------------------------------------------------------------------
+    def menu_items(self) -> list[str]:
+        """The menu's entries for this game (no 7x7 claim in Express or once taken)."""
+        items = list(MENU_ITEMS)
+        state = self.state
+        if not state.spec.bonus_square or state.special is not None:
+            items.remove("Claim 7x7 tile")
+        return items
+
+    def _on_menu(self, g: Gesture) -> None:
+        items = self.menu_items()
+
+        def ok(i):
+            item = items[i]
+            if item == "Undo last turn":
+                self._undo()
+            elif item == "Claim 7x7 tile":
+                self.mode = "claim"
+            elif item == "Correct buttons":
+                self.mode = "correct_who"
+            elif item == "End game now":
+                self.mode = "end_confirm"
+            else:
+                self._to_turn()
+        self._choose(g, len(items), ok, self._to_turn)
+
+    def _on_claim(self, g: Gesture) -> None:
+        def ok(i):
+            player = self.session.setup.colours.index((GREEN, YELLOW)[i])
+            if not self._commit([ClaimSpecialTile(player)]):
+                self._to_turn()
+        self._choose(g, 2, ok, self._to_turn)
+
+    def _on_correct_who(self, g: Gesture) -> None:
+        def ok(i):
+            self.correct_player = self.session.setup.colours.index((GREEN, YELLOW)[i])
+            self.correct_delta, self.mode = 0, "correct_amount"
+        self._choose(g, 2, ok, self._to_turn)
+
+    def _on_correct_amount(self, g: Gesture) -> None:
+        buttons = self.state.players[self.correct_player].buttons
+        if g.kind == HOLD and g.button == "back":
+            self._to_turn()
+        elif g.kind != PRESS:
+            return
+        elif g.button == "next":
+            self.correct_delta += 1
+        elif g.button == "back":
+            self.correct_delta = max(-buttons, self.correct_delta - 1)
+        elif g.button == "ok":
+            if self.correct_delta and not self._commit([Correction(self.correct_player,
+                                                                   self.correct_delta)]):
+                return
+            self._to_turn()
+
+    def _on_end_confirm(self, g: Gesture) -> None:
+        def ok(i):
+            if i == 1:
+                self._finish()
+            else:
+                self._to_turn()
+        self._choose(g, 2, ok, self._to_turn)
+
+    def _on_end(self, g: Gesture) -> None:
+        if g.kind == HOLD and g.button == "back":
+            self._undo()
+        elif g.kind == PRESS and g.button == "ok":
+            self.session, self.mode, self.cursor, self.notice = None, "setup_game", 0, ""
+            self.choice, self.saved_to = {}, ""
+
+    # ----- for the token watcher ----------------------------------------------------
+    def expectation(self) -> Expectation | None:
+        """Where the tokens must be and where the mover may go, or None outside play."""
+        if self.session is None or self.mode in ("end",):
+            return None
+        state = self.state
+        positions = (state.players[0].position, state.players[1].position)
+        if self.mode not in ("turn", "confirm") or state.to_move is None:
+            return Expectation(positions, None, frozenset())
+        targets = frozenset(intents.target_of(state, a) for a in intents.legal_set(state)
+                            if isinstance(a, (Buy, Advance)))
+        return Expectation(positions, state.to_move, targets)
+
+
+def spec_for(choice: dict):
+    """The GameSpec of a (partial) setup choice, for screens."""
+    return load_spec(choice["game"], choice.get("time_board"))

@@ -1,0 +1,192 @@
+"""The companion's configuration: a TOML file, validated strictly at start.
+
+Every key is in :data:`SCHEMA` with its type, allowed values or range, default
+and meaning; the packaged ``default-config.toml`` documents the same keys for
+people. Unknown keys, wrong types and out-of-range values are rejected with a
+message naming the key and what is allowed, and the service does not start
+half-configured (design 3).
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A config problem; ``problems`` lists every bad key with what is allowed."""
+
+    def __init__(self, problems: list[str], source: str = "config"):
+        self.problems = problems
+        super().__init__(f"{source}: " + "; ".join(problems))
+
+
+@dataclass(frozen=True)
+class Key:
+    """One config key: ``kind`` (bool/int/float/str/list/map), ``default``,
+    ``choices`` (allowed values) or ``lo``/``hi`` (inclusive range), ``doc``."""
+
+    kind: str
+    default: Any
+    doc: str
+    choices: tuple = ()
+    lo: float | None = None
+    hi: float | None = None
+
+
+SCHEMA: dict[str, dict[str, Key]] = {
+    "": {
+        "backend": Key("str", "sim", "hardware backend: 'pi' on a Raspberry Pi, 'sim' simulated",
+                       choices=("pi", "sim")),
+    },
+    "buttons": {
+        "next": Key("int", 5, "BCM pin of the NEXT button (to GND, internal pull-up)", lo=0, hi=27),
+        "ok": Key("int", 6, "BCM pin of the OK button", lo=0, hi=27),
+        "back": Key("int", 13, "BCM pin of the BACK button", lo=0, hi=27),
+        "hold_seconds": Key("float", 1.0, "a press this long is a hold", lo=0.3, hi=5.0),
+        "debounce_ms": Key("int", 20, "contact chatter window in milliseconds", lo=0, hi=100),
+        "pin_factory": Key("str", "auto", "gpiozero pin factory",
+                           choices=("auto", "lgpio", "rpigpio", "native", "mock")),
+    },
+    "leds": {
+        "driver": Key("str", "neopixel", "LED route: neopixel (PWM/PCM, Pi 3/4/Zero 2 W and, with "
+                      "the Pi 5 PIO driver, Pi 5), neopixel_spi (SPI MOSI), none",
+                      choices=("neopixel", "neopixel_spi", "none")),
+        "pin": Key("str", "D18", "Blinka board pin of the strip's data line (neopixel driver)"),
+        "count": Key("int", 54, "number of LEDs on the strip", lo=1, hi=1024),
+        "map": Key("map", "0-53", "Patchwork: LED index of each space 0..53: 'first-last' "
+                   "(e.g. '0-53' or '53-0') or a list of 54 LED indices"),
+        "map_express": Key("map", "0-29", "Patchwork Express: LED of each space 0..29"),
+        "brightness": Key("float", 0.25, "brightness cap, 0..1 (limits current: see hardware/bom.md)",
+                          lo=0.0, hi=1.0),
+        "order": Key("str", "GRB", "colour order of the strip", choices=("GRB", "RGB", "GRBW", "RGBW")),
+        "fps": Key("int", 20, "frames per second while something pulses or blinks", lo=5, hi=60),
+    },
+    "display": {
+        "driver": Key("str", "ssd1306", "OLED controller", choices=("ssd1306", "sh1106", "none")),
+        "i2c_port": Key("int", 1, "I2C bus number (/dev/i2c-N)", lo=0, hi=20),
+        "i2c_address": Key("int", 0x3C, "I2C address of the OLED", choices=(0x3C, 0x3D)),
+        "rotate": Key("int", 0, "rotation in quarter turns", lo=0, hi=3),
+    },
+    "sensor": {
+        "ports": Key("list", ["/dev/patchwork-sensor", "/dev/serial/by-id/usb-*Pico*"],
+                     "device paths, globs or pyserial URLs of the token sensor, tried in order"),
+        "baud": Key("int", 115200, "serial speed (ignored by USB CDC)", lo=1200, hi=4000000),
+        "stable_ms": Key("int", 150, "a reading counts after staying unchanged this long",
+                         lo=20, hi=2000),
+        "guidance_seconds": Key("float", 2.0, "a wrong board this long gets guidance", lo=0.3, hi=30.0),
+    },
+    "journal": {
+        "dir": Key("str", "", "folder of the journal and saved game records "
+                   "('' = $XDG_STATE_HOME/patchwork-companion or ~/.local/state/patchwork-companion)"),
+    },
+    "sim": {
+        "sensor_link": Key("str", "", "path of the simulated sensor's pty link ('' = a temporary one)"),
+        "speed": Key("float", 1.0, "simulated hands' speed factor", lo=0.1, hi=100.0),
+        "capture_dir": Key("str", "", "folder to keep every OLED and LED frame in ('' = none)"),
+    },
+}
+
+
+def _check(section: str, name: str, key: Key, value: Any) -> str | None:
+    where = f"{section}.{name}" if section else name
+    kinds = {"bool": bool, "int": int, "float": (int, float), "str": str, "list": list}
+    if key.kind == "map":
+        return _check_map(where, value)
+    if isinstance(value, bool) and key.kind != "bool" or not isinstance(value, kinds[key.kind]):
+        return f"{where}: expected {key.kind}, got {type(value).__name__} {value!r}"
+    if key.choices and value not in key.choices:
+        shown = [hex(c) if where.endswith("address") else c for c in key.choices]
+        return f"{where}: {value!r} is not one of {shown}"
+    if key.lo is not None and not key.lo <= value <= key.hi:
+        return f"{where}: {value!r} is outside {key.lo}..{key.hi}"
+    if key.kind == "list" and not all(isinstance(v, str) and v for v in value):
+        return f"{where}: expected a list of non-empty strings"
+    return None
+
+
+def _check_map(where: str, value: Any) -> str | None:
+    if isinstance(value, str):
+        parts = value.split("-")
+        if len(parts) == 2 and all(p.strip().isdigit() for p in parts):
+            return None
+        return f"{where}: {value!r} is not 'first-last' (e.g. '0-53')"
+    if isinstance(value, list) and all(type(v) is int and v >= 0 for v in value):
+        return None
+    return f"{where}: expected 'first-last' or a list of LED indices (integers >= 0)"
+
+
+def validate(data: dict, source: str = "config") -> dict[str, dict[str, Any]]:
+    """Check a parsed TOML dict against :data:`SCHEMA`; return it with defaults filled in.
+
+    Raises :class:`ConfigError` listing every problem (unknown section or key,
+    wrong type, value not allowed, duplicate button pins).
+    """
+    problems: list[str] = []
+    out: dict[str, dict[str, Any]] = {s: {k: key.default for k, key in keys.items()}
+                                      for s, keys in SCHEMA.items()}
+    for name, value in data.items():
+        if isinstance(value, dict):
+            if name not in SCHEMA or name == "":
+                problems.append(f"[{name}]: unknown section; allowed: "
+                                f"{sorted(s for s in SCHEMA if s)}")
+                continue
+            _section(name, value, out, problems)
+        else:
+            _section("", {name: value}, out, problems)
+    pins = [out["buttons"][b] for b in ("next", "ok", "back")]
+    if len(set(pins)) != 3:
+        problems.append(f"buttons: next, ok and back need three different BCM pins, got {pins}")
+    if problems:
+        raise ConfigError(problems, source)
+    return out
+
+
+def _section(section: str, values: dict, out: dict, problems: list[str]) -> None:
+    keys = SCHEMA[section]
+    for name, value in values.items():
+        where = f"{section}.{name}" if section else name
+        if name not in keys:
+            problems.append(f"{where}: unknown key; allowed: {sorted(keys)}")
+            continue
+        problem = _check(section, name, keys[name], value)
+        if problem:
+            problems.append(problem)
+        else:
+            out[section][name] = value
+
+
+def default_text() -> str:
+    """The packaged, commented default config (it runs the simulation)."""
+    return resources.files("firmware_py").joinpath("default-config.toml").read_text("utf-8")
+
+
+def load_config(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """Read and validate a config file (None: the packaged default).
+
+    Returns ``{section: {key: value}}`` with the top-level keys under "".
+    Raises :class:`ConfigError` for a missing/unreadable file, bad TOML or bad keys.
+    """
+    source = str(path) if path else "default-config.toml"
+    try:
+        text = Path(path).read_text("utf-8") if path else default_text()
+        data = tomllib.loads(text)
+    except FileNotFoundError:
+        raise ConfigError([f"file not found: {path}"], source) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError([f"cannot read: {exc}"], source) from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError([f"not valid TOML: {exc}"], source) from exc
+    return validate(data, source)
+
+
+def state_dir(cfg: dict) -> Path:
+    """The journal/records folder from ``journal.dir`` (or the user's state folder)."""
+    configured = cfg["journal"]["dir"]
+    if configured:
+        return Path(configured).expanduser()
+    base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
+    return Path(base) / "patchwork-companion"

@@ -1,0 +1,95 @@
+"""``patchwork-companion demo``: play a whole game record through the running companion.
+
+The companion runs on the "sim" backend exactly as on a Pi; simulated hands
+press the mock buttons and move the tokens on the simulated sensor, as two
+people at the table would. Afterwards the output folder holds every OLED frame
+(PNG and an animated GIF), every LED frame (JSON lines), the journal and the
+saved game record; the printed tally must equal the record's result.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from importlib import resources
+from pathlib import Path
+
+from .app import start_companion
+from .companion.session import Setup
+from .config import validate
+from .rules import Advance, Buy, GameRecord, RecordError, parse_record, replay, untracked_copy
+from .rules.record import load_record_text
+from .sim.capture import Capture
+from .sim.hands import DriveError, Hands
+from .sim.player import TablePlayer
+
+DEMO_RECORD = "demo-game.json"
+
+
+class DemoError(RuntimeError):
+    """The companion could not follow the record; the message names the move."""
+
+
+def bundled_record() -> str:
+    """The JSON text of the game bundled for the demo (a real self-play game)."""
+    return resources.files("firmware_py").joinpath("data", DEMO_RECORD).read_text("utf-8")
+
+
+def demo_config(fast: bool) -> dict:
+    """The default (simulated) config, quicker in ``fast`` mode (used by tests)."""
+    overrides = {"backend": "sim", "sim": {"speed": 3.0 if fast else 1.0}}
+    if fast:
+        overrides["buttons"] = {"hold_seconds": 0.4}
+        overrides["sensor"] = {"stable_ms": 60, "guidance_seconds": 1.0}
+    return validate(overrides, "demo")
+
+
+def run_demo(record_path: str | None = None, out: str | Path = "demo-out", as_json: bool = False,
+             fast: bool = False, stream=None) -> int:
+    """Play the record; print the tally; return 0 (tally equals the result), 1, or 2 (error)."""
+    stream = stream or sys.stdout
+    try:
+        text = Path(record_path).read_text("utf-8") if record_path else bundled_record()
+        record = parse_record(text)
+        _, expected = replay(record)
+    except (OSError, RecordError) as exc:
+        print(f"demo: {record_path or DEMO_RECORD}: {exc}", file=sys.stderr)
+        return 2
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    capture = Capture(out)
+    companion = start_companion(demo_config(fast), folder=out / "journal",
+                                deal=lambda game: (record.circle, record.blue or ()),
+                                on_oled_frame=capture.oled, on_led_frame=capture.leds)
+    try:
+        player = TablePlayer(Hands(companion), record)
+        player.play()
+        status = companion.service.status
+    except (DriveError, RecordError) as exc:
+        print(f"demo: the companion could not follow the record: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        companion.close()
+        capture.close()
+    return _report(record, expected, status, out, as_json, stream)
+
+
+def _report(record: GameRecord, expected, status, out: Path, as_json: bool, stream) -> int:
+    saved = Path(status.saved_to) if status.saved_to else None
+    if saved is not None:
+        shutil.copy(saved, out / "game-record.json")
+    from .replay_cmd import tally_json
+    state = status.state
+    from .rules import tally
+    result = tally(state)
+    if as_json:
+        print(json.dumps(tally_json(record, state, result)), file=stream)
+    else:
+        print("\n".join((status.screen.title,) + status.screen.lines), file=stream)
+        print(f"frames: {out / 'oled'} ({out / 'oled.gif'}), LEDs: {out / 'leds.jsonl'}, "
+              f"journal: {out / 'journal'}, record: {out / 'game-record.json'}", file=stream)
+    if result.scores != expected.scores or result.winner != expected.winner:
+        print(f"demo: tally {result.scores} (winner {result.winner}) differs from the record's "
+              f"{expected.scores} (winner {expected.winner})", file=sys.stderr)
+        return 1
+    return 0

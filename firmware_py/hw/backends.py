@@ -1,0 +1,142 @@
+"""Backends: build every part from the config, on a Raspberry Pi ("pi") or simulated ("sim").
+
+The simulation uses the libraries' own stand-ins, never hand-made fakes:
+gpiozero's ``MockFactory`` for the buttons, the real ``neopixel`` module on
+Blinka's OS-agnostic board for the strip, a real luma device class over luma's
+``noop`` interface for the OLED, and the simulated sensor process speaking the
+real protocol over a pseudo-terminal. A part that fails to start is reported
+in ``Parts.failures`` and left out; the game goes on without it.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .parts import ButtonPanel, LedStrip, Oled
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclass
+class Parts:
+    """The built parts; any may be None when it failed (see ``failures``).
+
+    ``pin_factory`` is the gpiozero factory in use (a ``MockFactory`` in
+    simulation, so the simulation can drive its pins); ``sim_sensor`` the
+    simulated sensor process (simulation only); ``sensor_ports`` what the
+    sensor link opens.
+    """
+
+    buttons: ButtonPanel | None = None
+    strip: LedStrip | None = None
+    oled: Oled | None = None
+    pin_factory: object = None
+    sim_sensor: object = None
+    sensor_ports: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    def close(self) -> None:
+        """Turn the outputs off and release pins and processes, in order."""
+        for part in (self.strip, self.oled):
+            if part is not None:
+                part.close()
+        if self.buttons is not None:
+            self.buttons.close()
+        if self.sim_sensor is not None:
+            self.sim_sensor.close()
+
+
+def _try(parts: Parts, what: str, build: Callable):
+    try:
+        return build()
+    except Exception as exc:  # noqa: BLE001  any driver error: report, go on without the part
+        LOG.error("%s failed to start: %s", what, exc)
+        parts.failures.append(f"{what} failed to start: {exc}")
+        return None
+
+
+def _pin_factory(name: str):
+    if name == "mock":
+        from gpiozero.pins.mock import MockFactory
+        return MockFactory()
+    if name == "auto":
+        return None
+    module, cls = {"lgpio": ("gpiozero.pins.lgpio", "LGPIOFactory"),
+                   "rpigpio": ("gpiozero.pins.rpigpio", "RPiGPIOFactory"),
+                   "native": ("gpiozero.pins.native", "NativeFactory")}[name]
+    return getattr(__import__(module, fromlist=[cls]), cls)()
+
+
+def _pixels(cfg: dict, sim: bool):
+    leds = cfg["leds"]
+    if sim:
+        os.environ.setdefault("BLINKA_FORCEBOARD", "OS_AGNOSTIC_BOARD")
+        os.environ.setdefault("BLINKA_FORCECHIP", "OS_AGNOSTIC")
+    import board
+    import neopixel
+    order = getattr(neopixel, leds["order"])
+    if leds["driver"] == "neopixel_spi" and not sim:
+        import neopixel_spi
+        return neopixel_spi.NeoPixel_SPI(board.SPI(), leds["count"], brightness=leds["brightness"],
+                                         auto_write=False, pixel_order=order)
+    pin = getattr(board, leds["pin"], None)
+    if pin is None and sim:
+        pin = board.NEOPIXEL          # the OS-agnostic board names its LED pin NEOPIXEL
+    if pin is None:
+        raise ValueError(f"leds.pin: board has no pin {leds['pin']!r}")
+    return neopixel.NeoPixel(pin, leds["count"], brightness=leds["brightness"],
+                             auto_write=False, pixel_order=order)
+
+
+def _oled_device(cfg: dict, sim: bool):
+    disp = cfg["display"]
+    from luma.oled.device import sh1106, ssd1306
+    cls = {"ssd1306": ssd1306, "sh1106": sh1106}[disp["driver"]]
+    if sim:
+        from luma.core.interface.serial import noop
+        serial = noop()
+    else:
+        from luma.core.interface.serial import i2c
+        serial = i2c(port=disp["i2c_port"], address=disp["i2c_address"])
+    return cls(serial, width=128, height=64, rotate=disp["rotate"])
+
+
+def build_parts(cfg: dict, post: Callable, clock: Callable, *, on_oled_frame=None,
+                on_led_frame=None, spaces: int = 54) -> Parts:
+    """Build the parts named by ``cfg`` for its backend ("pi" or "sim").
+
+    ``post`` receives raw button edges (from gpiozero's threads); the frame
+    hooks see every frame sent to the OLED and the strip. ``spaces`` sizes the
+    simulated sensor. Never raises for a part that fails: see ``failures``.
+    """
+    sim = cfg[""]["backend"] == "sim"
+    parts = Parts()
+    factory_name = "mock" if sim else cfg["buttons"]["pin_factory"]
+    parts.pin_factory = _try(parts, "pin factory", lambda: _pin_factory(factory_name))
+    pins = {b: cfg["buttons"][b] for b in ("next", "ok", "back")}
+    parts.buttons = _try(parts, "buttons", lambda: ButtonPanel(pins, post, clock, parts.pin_factory))
+    if cfg["leds"]["driver"] != "none":
+        pixels = _try(parts, "LED strip", lambda: _pixels(cfg, sim))
+        if pixels is not None:
+            parts.strip = LedStrip(pixels, on_led_frame)
+    if cfg["display"]["driver"] != "none":
+        device = _try(parts, "OLED", lambda: _oled_device(cfg, sim))
+        if device is not None:
+            parts.oled = Oled(device, on_oled_frame)
+    if sim:
+        parts.sim_sensor = _try(parts, "simulated sensor", lambda: _start_sim_sensor(cfg, spaces))
+        link = parts.sim_sensor.link if parts.sim_sensor is not None else cfg["sim"]["sensor_link"]
+        parts.sensor_ports = [str(link)] if link else []
+    else:
+        parts.sensor_ports = list(cfg["sensor"]["ports"])
+    return parts
+
+
+def _start_sim_sensor(cfg: dict, spaces: int):
+    from ..sim.sensor import SimSensorProcess
+    link = cfg["sim"]["sensor_link"] or os.path.join(
+        tempfile.mkdtemp(prefix="patchwork-sim-"), "sensor")
+    return SimSensorProcess(link, spaces=spaces, speed=cfg["sim"]["speed"]).start()
