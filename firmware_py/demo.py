@@ -15,10 +15,9 @@ from importlib import resources
 from pathlib import Path
 
 from .app import start_companion
-from .companion.session import Setup
 from .config import validate
-from .rules import Advance, Buy, GameRecord, RecordError, parse_record, replay, untracked_copy
-from .rules.record import load_record_text
+from .replay_cmd import tally_json
+from .rules import GameRecord, RecordError, parse_record, replay, tally
 from .sim.capture import Capture
 from .sim.hands import DriveError, Hands
 from .sim.player import TablePlayer
@@ -74,18 +73,26 @@ def run_demo(record_path: str | None = None, out: str | Path = "demo-out", as_js
     return _report(record, expected, status, out, as_json, stream)
 
 
+def tally_lines(screen) -> str:
+    """The end screen as text: title, one row per player, then the outcome lines."""
+    rows = [screen.title]
+    for p in screen.players:
+        special = 7 if p.special else 0
+        rows.append(f"{p.name:7s} {p.buttons:3d} buttons + {special} special tile "
+                    f"- 2 x {p.empty} empty = {p.score}")
+    return "\n".join(rows + list(screen.lines))
+
+
 def _report(record: GameRecord, expected, status, out: Path, as_json: bool, stream) -> int:
     saved = Path(status.saved_to) if status.saved_to else None
     if saved is not None:
         shutil.copy(saved, out / "game-record.json")
-    from .replay_cmd import tally_json
     state = status.state
-    from .rules import tally
     result = tally(state)
     if as_json:
         print(json.dumps(tally_json(record, state, result)), file=stream)
     else:
-        print("\n".join((status.screen.title,) + status.screen.lines), file=stream)
+        print(tally_lines(status.screen), file=stream)
         print(f"frames: {out / 'oled'} ({out / 'oled.gif'}), LEDs: {out / 'leds.jsonl'}, "
               f"journal: {out / 'journal'}, record: {out / 'game-record.json'}", file=stream)
     if result.scores != expected.scores or result.winner != expected.winner:

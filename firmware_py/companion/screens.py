@@ -141,21 +141,17 @@ def _mismatch(ui):
 
 
 def _end(ui):
+    """The final tally: per-player rows come from ``players``; ``lines`` hold the outcome."""
     state = ui.state
     result = tally(state)
     colours = ui.session.setup.colours
-    lines = []
-    for i, row in enumerate(result.players):
-        special = f"+{row.special}" if row.special else "+0"
-        lines.append(f"{colours[i][0].upper()} {row.buttons}{special}-{row.penalty}={row.score}")
-    if result.winner is not None:
-        lines.append(f"{colours[result.winner].capitalize()} wins")
-        if result.tie_break:
-            lines.append("tie: first to the end")
+    if result.winner is None:
+        lines = ("ended early: scores as they stand",)
+    elif result.tie_break:
+        lines = (f"{colours[result.winner].capitalize()} wins the tie", "first to the last space")
     else:
-        lines.append("ended early")
-    return Screen("end", "Final tally", lines=tuple(lines), players=player_lines(ui),
-                  footer="OK:new game")
+        lines = (f"{colours[result.winner].capitalize()} wins",)
+    return Screen("end", "Final tally", lines=lines, players=player_lines(ui), footer="OK:new game")
 
 
 _BUILDERS = {"setup_game": _setup_game, "setup_board": _setup_board, "setup_first": _setup_first,

@@ -64,6 +64,19 @@ class Hands:
         self.sensor.command("move", token=token, to=to, style=style)
         self.sensor.sync()
 
+    def await_board(self, spaces) -> None:
+        """Wait until the companion has seen ``spaces`` occupied long enough to judge it."""
+        want = frozenset(spaces)
+        watch = self.service.watch
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            seen, since = self.service.call(lambda: (watch.occupied, watch.since))
+            if seen == want and self.service.clock() - since > watch.stable_s + 0.02:
+                self.settle()
+                return
+            time.sleep(0.01)
+        raise DriveError(f"the companion never saw tokens on {sorted(want)}")
+
     def place_tokens(self, spaces: list[int]) -> None:
         """Put both tokens where they stand (a reset of the board)."""
         self.sensor.command("reset", tokens=list(spaces))

@@ -62,6 +62,7 @@ class TablePlayer:
             self.setup()
         state = self._call(lambda: self.ui.state)
         self.hands.place_tokens([p.position for p in state.players])
+        self.hands.await_board({p.position for p in state.players})
         done = self.progress()
         if list(self.plan[:done]) != list(self._call(lambda: self.ui.session.record().moves)):
             raise DriveError("the journal holds a different game than the record")
@@ -106,6 +107,7 @@ class TablePlayer:
             h.press("next", options.index(action) + 1)
             h.press("ok")
         h.move(mover, target, "lift" if index % 3 == 2 else "slide")
+        h.await_board({target, state.players[1 - mover].position})
         if onto or (not choose_first and (ambiguous or action != ADVANCE)):
             self._confirm(index, action)
 
@@ -115,8 +117,8 @@ class TablePlayer:
                f"move {index}: the confirm question")
         if self.progress() > index:
             return
-        candidates = self._call(lambda: list(self.ui.candidates))
-        h.press("next", candidates.index(action))
+        candidates, cursor = self._call(lambda: (list(self.ui.candidates), self.ui.cursor))
+        h.press("next", (candidates.index(action) - cursor) % len(candidates))
         h.press("ok")
 
     def _claim(self, player: int) -> None:
