@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 from .app import start_companion
+from .companion.journal import Journal
 from .config import validate
 from .replay_cmd import tally_json
 from .rules import GameRecord, RecordError, parse_record, replay, tally
@@ -56,6 +57,7 @@ def run_demo(record_path: str | None = None, out: str | Path = "demo-out", as_js
         return 2
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    fresh_journal(out / "journal", record)
     capture = Capture(out)
     companion = start_companion(demo_config(fast), folder=out / "journal",
                                 deal=lambda game: (record.circle, record.blue or ()),
@@ -73,11 +75,23 @@ def run_demo(record_path: str | None = None, out: str | Path = "demo-out", as_js
     return _report(record, expected, status, out, as_json, stream)
 
 
+def fresh_journal(folder: Path, record: GameRecord) -> None:
+    """Keep a journal only if it holds this record's unfinished game (to resume after a
+    power cut); otherwise clear it so the demo plays the game from the start."""
+    loaded = Journal(folder).load()
+    entries = loaded.entries
+    same = (entries and entries[0].get("kind") == "setup"
+            and entries[0]["setup"].get("circle") == list(record.circle)
+            and entries[-1].get("kind") != "end")
+    if not same and folder.exists():
+        shutil.rmtree(folder)
+
+
 def tally_lines(screen) -> str:
     """The end screen as text: title, one row per player, then the outcome lines."""
     rows = [screen.title]
     for p in screen.players:
-        special = 7 if p.special else 0
+        special = p.score - p.buttons + 2 * p.empty
         rows.append(f"{p.name:7s} {p.buttons:3d} buttons + {special} special tile "
                     f"- 2 x {p.empty} empty = {p.score}")
     return "\n".join(rows + list(screen.lines))
