@@ -114,7 +114,8 @@ def apply(state: GameState, action: A.Action) -> tuple[GameState, tuple[A.Event,
         state = _buy(state, mover, action, events)
     else:
         raise TypeError(f"not an action: {action!r}")
-    if state.over:
+    last = state.spec.last_space
+    if state.players[0].position == last == state.players[1].position and not state.owed:
         events.append(A.GameEnded(winner_of(state)))
     return state, tuple(events)
 
@@ -125,9 +126,7 @@ def _advance(state: GameState, mover: int, events: list) -> GameState:
     target = min(state.players[1 - mover].position + 1, spec.last_space)
     gained = target - player.position
     events.append(A.ButtonsEarned(mover, gained))
-    player = PlayerState(player.position, player.buttons + gained, player.income, player.quilt,
-                         player.empty)
-    return _move(state, mover, player, target, events)
+    return _move(state, mover, player, target, events, earned=gained)
 
 
 def _buy(state: GameState, mover: int, action: A.Buy, events: list) -> GameState:
@@ -141,10 +140,11 @@ def _buy(state: GameState, mover: int, action: A.Buy, events: list) -> GameState
     if patch.cost > player.buttons:
         raise E.UnaffordableError(f"patch {pid} costs {patch.cost} buttons, "
                                   f"player {mover} holds {player.buttons}")
-    quilt = _place_patch(state, player, pid, action.mask)
+    if state.tracked or action.mask is not None or patch.area > player.empty:
+        quilt = _place_patch(state, player, pid, action.mask)
+    else:
+        quilt = 0                                   # untracked: counted, nothing to place
     events.append(A.PatchBought(mover, pid, patch.cost))
-    player = PlayerState(player.position, player.buttons - patch.cost, player.income + patch.income,
-                         quilt, player.empty - patch.area)
     index = circle.index(pid)
     circle = circle[index + 1:] + circle[:index]
     blue = state.blue
@@ -156,7 +156,9 @@ def _buy(state: GameState, mover: int, action: A.Buy, events: list) -> GameState
         events.append(A.SpecialTileAwarded(mover))
         special = mover
     end = min(player.position + patch.time, spec.last_space)
-    return _move(state, mover, player, end, events, circle, blue, special)
+    bought = (player.buttons - patch.cost, player.income + patch.income, quilt,
+              player.empty - patch.area)
+    return _move(state, mover, player, end, events, circle, blue, special, bought=bought)
 
 
 def _place_patch(state: GameState, player: PlayerState, pid: int, mask: int | None) -> int:
@@ -181,16 +183,20 @@ def _place_patch(state: GameState, player: PlayerState, pid: int, mask: int | No
 
 
 def _move(state: GameState, mover: int, player: PlayerState, end: int, events: list,
-          circle=None, blue=None, special=None) -> GameState:
+          circle=None, blue=None, special=None, earned: int = 0, bought=None) -> GameState:
     """Move ``mover``'s token to ``end``; pay income (R7, R8), win leather (R9), set top (R4).
 
-    ``circle``, ``blue`` and ``special`` replace the state's when a purchase changed them.
+    ``circle``, ``blue`` and ``special`` replace the state's when a purchase changed them;
+    ``earned`` buttons (action A) are added with the income; ``bought`` is the
+    buyer's (buttons, income, quilt, empty) after paying and placing (action B).
     """
     spec = state.spec
     start = player.position
     events.append(A.TokenMoved(mover, start, end))
-    buttons = player.buttons
-    income = player.income
+    if bought is None:
+        buttons, income, quilt, empty = player.buttons + earned, player.income, player.quilt, player.empty
+    else:
+        buttons, income, quilt, empty = bought
     if income:
         spaces = spec.income_spaces
         for space in spaces[bisect_right(spaces, start):bisect_right(spaces, end)]:
@@ -202,7 +208,7 @@ def _move(state: GameState, mover: int, player: PlayerState, end: int, events: l
         events.extend(A.LeatherWon(mover, s) for s in won)
         leather = tuple(s for s in leather if s not in won)
         owed = owed + (mover,) * len(won)
-    player = PlayerState(end, buttons, player.income, player.quilt, player.empty)
+    player = PlayerState(end, buttons, income, quilt, empty)
     players = (player, state.players[1]) if mover == 0 else (state.players[0], player)
     other = state.players[1 - mover].position
     top = mover if end == other else state.top
