@@ -181,11 +181,10 @@ class Service:
     def _tick(self, now: float) -> None:
         for gesture in self.buttons.tick(now):
             self.ui.gesture(gesture)
-        self._judge(now)
-        if self.ui.consume_reading:
+        if self.ui.consume_reading:       # an undo or a cancel: the board as it is makes no move
             self.watch.consume()
             self.ui.consume_reading = False
-            self._judge(now)
+        self._judge(now)
         self._refresh(now)
         self._feed_watchdog(now)
 

@@ -17,7 +17,7 @@ from .buttons import HOLD, PRESS, Gesture
 from .journal import JournalError
 from .model import GREEN, YELLOW
 from .session import Correction, Session, Setup
-from .tokens import LIFTED, MISMATCH, MOVE, ONTO, STILL, Expectation, Verdict
+from .tokens import LIFTED, MISMATCH, MOVE, ONTO, STILL, WAIT, Expectation, Verdict
 
 GAMES = (("patchwork", "Patchwork"), ("patchwork-express", "Patchwork Express"))
 BOARDS = (("2014", "2014 board"), ("revised", "revised board"))
@@ -78,6 +78,8 @@ class TableUI:
 
     def verdict(self, v: Verdict) -> None:
         """Handle the token watcher's verdict on the current stable reading."""
+        if v.kind == WAIT and not (v.expected or v.wrong):
+            return                  # a hand is still moving: keep showing what was shown
         self.guide = v if (v.expected or v.wrong) else None
         if self.mode not in ("turn", "confirm") or self.session is None:
             return
