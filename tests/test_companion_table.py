@@ -71,7 +71,7 @@ def test_token_moved_first_asks_when_several_patches_match(table):
     assert {state.spec.patches[p].time for p in state.offer} == {2}
     table.hands.move(1, 42)
     status = _wait(table, lambda s: s.mode == "confirm", "the question")
-    assert len(status.screen.options) == 3 and status.screen.title.startswith("Token on 42")
+    assert len(status.screen.options) == 3 and status.screen.lines == ("Token on 42:",)
     table.hands.press("next", 2)
     table.hands.press("ok")
     _wait(table, lambda s: s.turns == 27, "the purchase")
@@ -118,7 +118,8 @@ def test_express_leather_prompt_place_or_set_aside(table):
             _wait(t, lambda s: s.mode == "confirm", "the question")
             t.hands.press("ok")
         status = _wait(t, lambda s: s.mode == "leather", "the leather prompt")
-        assert "OK:place" in status.screen.footer and "NEXT:set aside" in status.screen.footer
+        assert status.screen.footer == "OK:PLACE  NEXT:SET ASIDE"
+        assert "won a leather patch" in status.screen.lines[0]
         empty = t.state.players[mover].empty
         t.hands.press("next")                 # set it aside
         _wait(t, lambda s: s.mode == "turn", "the next turn")
@@ -183,7 +184,7 @@ def test_token_on_a_wrong_space_gets_guidance_and_changes_nothing(table):
     before = t.state
     t.hands.move(1, 15)                       # no legal move of yellow ends on 15
     status = _wait(t, lambda s: s.screen.kind == "mismatch", "the guidance")
-    assert status.screen.title == "CHECK THE BOARD"
+    assert status.screen.title == "CHECK BOARD"
     assert any("back on 9" in line for line in status.screen.lines)
     assert any("15" in line for line in status.screen.lines)
     assert status.lights.expected == {9} and status.lights.wrong == {15}
@@ -226,6 +227,7 @@ def test_end_screen_and_saved_record(table):
     status = _wait(t, lambda s: s.mode == "end", "the end")
     assert status.screen.kind == "end" and status.saved_to.endswith(".json")
     assert [p.score for p in status.screen.players] == [5, 5]
-    assert "Yellow wins the tie" in status.screen.lines[0]
+    assert status.screen.title == "Yellow wins the tie"
+    assert status.screen.lines == ("tie: Yellow reached", "the last space first")
     saved = parse_record(open(status.saved_to).read())
     assert saved.result == {"scores": [5, 5], "winner": 1}

@@ -67,10 +67,10 @@ def test_demo_command_prints_the_tally_as_the_oled_shows_it(tmp_path):
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0] == "Final tally"
+    assert lines[0] == "Yellow wins the tie"
     assert lines[1].startswith("Green") and lines[1].endswith("= 5")
     assert lines[2].startswith("Yellow") and lines[2].endswith("= 5")
-    assert "Yellow wins the tie" in proc.stdout
+    assert "reached" in lines[3] and "the last space first" in lines[4]
 
 
 def _turns_in(journal: Path) -> int:

@@ -46,10 +46,11 @@ def why_not(state: GameState, action) -> str:
 
 
 def describe(action, state: GameState) -> str:
-    """A short label: "patch 12 (5b, 3t)" or "advance"."""
+    """A short label: "cost 5, income 1" or "advance"."""
     if isinstance(action, Buy):
         p = state.spec.patches[action.patch]
-        return f"patch {p.id} ({p.cost}b {p.time}t)"
+        income = f", income {p.income}" if p.income else ""
+        return f"cost {p.cost}{income}"
     return "advance"
 
 

@@ -91,15 +91,15 @@ def _confirm(ui):
     state = ui.state
     options = tuple(intents.describe(a, state) for a in ui.candidates)
     target = intents.target_of(state, ui.candidates[0])
-    return Screen("prompt", f"Token on {target}: which?", lines=(ui.notice,) if ui.notice else (),
-                  options=options, selected=ui.cursor, footer="OK:yes NEXT:other BACK:no")
+    return Screen("prompt", "Which move?", lines=(f"Token on {target}:",), options=options,
+                  selected=ui.cursor, footer="OK:YES NEXT:OTHER BACK:NO")
 
 
 def _leather(ui):
     who = ui.session.setup.colours[ui.state.owed[0]].capitalize()
-    return Screen("prompt", f"{who}: leather patch", lines=(ui.notice,) if ui.notice else (),
-                  options=("OK: place it", "NEXT: set aside"), selected=0,
-                  footer="OK:place NEXT:set aside")
+    return Screen("prompt", "Leather patch",
+                  lines=(f"{who} won a leather patch.", "Place it on the quilt", "or set it aside?"),
+                  footer="OK:PLACE  NEXT:SET ASIDE")
 
 
 def _menu(ui):
@@ -132,26 +132,31 @@ def _mismatch(ui):
     state = ui.state
     lines = []
     for space in sorted(v.expected):
-        who = [colours[i] for i, p in enumerate(state.players) if p.position == space]
-        lines.append(f"{'+'.join(who)} token back on {space}")
+        who = [i for i, p in enumerate(state.players) if p.position == space]
+        names = " and ".join(colours[i].capitalize() for i in who)
+        if state.to_move in who:
+            lines.append(f"{names}: back on {space}.")
+        else:
+            lines += [f"{names} is not to move:", f"put it back on {space}."]
     for space in sorted(v.wrong):
-        lines.append(f"nothing belongs on {space}")
-    return Screen("mismatch", "CHECK THE BOARD", lines=tuple(lines),
-                  footer="blinking: where tokens go")
+        lines.append(f"Nothing belongs on {space}.")
+    return Screen("mismatch", "CHECK BOARD", lines=tuple(lines), footer="FIX THE BOARD TO GO ON")
 
 
 def _end(ui):
-    """The final tally: per-player rows come from ``players``; ``lines`` hold the outcome."""
-    state = ui.state
-    result = tally(state)
+    """The final tally: per-player rows come from ``players``; the title says who won."""
+    result = tally(ui.state)
     colours = ui.session.setup.colours
     if result.winner is None:
-        lines = ("ended early: scores as they stand",)
+        title, lines = "Game ended early", ("scores as they stand",)
     elif result.tie_break:
-        lines = (f"{colours[result.winner].capitalize()} wins the tie", "first to the last space")
+        winner = colours[result.winner].capitalize()
+        title = f"{winner} wins the tie"
+        lines = (f"tie: {winner} reached", "the last space first")
     else:
-        lines = (f"{colours[result.winner].capitalize()} wins",)
-    return Screen("end", "Final tally", lines=lines, players=player_lines(ui), footer="OK:new game")
+        title = f"{colours[result.winner].capitalize()} wins"
+        lines = ("Game saved.",) if ui.saved_to else ()
+    return Screen("end", title, lines=lines, players=player_lines(ui), footer="OK:new game")
 
 
 _BUILDERS = {"setup_game": _setup_game, "setup_board": _setup_board, "setup_first": _setup_first,
