@@ -1,0 +1,494 @@
+"""Host side of the token-sensor link: a reader thread over a pyserial port.
+
+Two layers:
+
+* :class:`LinkSession` decides everything (handshake, sequence gaps, snapshot
+  requests, silence, error rate, status changes) from bytes and a time in
+  seconds. It does no I/O and reads no clock, so tests step time by hand.
+* :class:`SensorLink` owns the thread: it opens the first device that works,
+  reads with short timeouts into the session, writes the session's requests,
+  and hands the session's events to ``post``. The thread never touches game
+  state; it only posts :class:`SensorOccupancy` and :class:`SensorStatus`.
+
+pyserial pitfalls handled here: ``readline()`` timeouts restart on every byte,
+so we read ``in_waiting or 1`` bytes with a short timeout into our own parser;
+``open()`` flushes what the device sent, so we ask for HELLO and SNAP at once;
+a vanished device raises OSError, SerialException or termios.error; a Pico
+sends nothing until DTR is asserted, and a pty refuses DTR with ENOTTY.
+"""
+from __future__ import annotations
+
+import collections
+import glob
+import logging
+import os
+import termios
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import serial
+
+from . import sensor_protocol as sp
+
+LOG = logging.getLogger(__name__)
+PORT_ERRORS = (OSError, serial.SerialException, termios.error, ValueError)
+
+
+# ------------------------------------------------------------------- events
+@dataclass(frozen=True)
+class LinkStats:
+    """Link counters since :class:`SensorLink` started (all ints >= 0).
+
+    ``last_frame_age`` is seconds since the last good frame (None before the
+    first); ``state`` is "offline", "online" or "degraded"; ``device`` is the
+    path or URL open now (None when closed); ``echoes`` counts our own
+    requests read back (a pty or port that is not in raw mode).
+    """
+
+    frames_ok: int = 0
+    crc_errors: int = 0
+    garbage_lines: int = 0
+    malformed: int = 0
+    overlong: int = 0
+    gaps: int = 0
+    reconnects: int = 0
+    requests_sent: int = 0
+    echoes: int = 0
+    last_frame_age: float | None = None
+    state: str = "offline"
+    device: str | None = None
+
+
+@dataclass(frozen=True)
+class SensorOccupancy:
+    """The spaces that hold a token, as the sensor reports them.
+
+    occupied: frozenset of spaces 0..spaces-1; seq: the frame's sequence
+    number (0..65535); snapshot: True for a full SNAP/BEAT frame, False for a
+    CHG frame (which still carries the full occupancy after the change);
+    at: the link clock (seconds) when the frame was read.
+    """
+
+    occupied: frozenset[int]
+    seq: int
+    snapshot: bool
+    at: float = 0.0
+
+
+@dataclass(frozen=True)
+class SensorStatus:
+    """Posted when the link state changes.
+
+    online: frames are flowing and trusted; degraded: online but the recent
+    error rate is high (a warning before the link is declared dead); reason:
+    human-readable, starting "sensor online", "sensor degraded" or "sensor
+    offline"; stats: the :class:`LinkStats` at that moment.
+    """
+
+    online: bool
+    reason: str
+    stats: LinkStats = field(default_factory=LinkStats)
+    degraded: bool = False
+
+
+@dataclass(frozen=True)
+class LinkTiming:
+    """Deadlines and thresholds of the link, in seconds and counts.
+
+    silence_timeout: no good frame for this long -> offline (< 2 s);
+    probe_after: quiet this long -> ask for a snapshot once;
+    retry_interval: between attempts to open the device list, and between
+    hello requests while waiting for the handshake; error_window: seconds of
+    history for the error rate; degrade_errors: errors in the window that
+    make the link "degraded"; dead_errors: errors in the window (and more
+    errors than good frames) that drop the link; request_holdoff: minimum
+    seconds between snapshot requests; read_timeout: the serial read timeout.
+    """
+
+    silence_timeout: float = 1.6
+    probe_after: float = 1.1
+    retry_interval: float = 0.5
+    error_window: float = 5.0
+    degrade_errors: int = 3
+    dead_errors: int = 10
+    request_holdoff: float = 0.25
+    read_timeout: float = 0.05
+
+
+# ------------------------------------------------------------------ session
+class LinkSession:
+    """The link's decisions from bytes, errors and time; no I/O, no clock.
+
+    spaces: the expected number of board spaces (None: accept the sensor's).
+    After each call, :meth:`drain` returns (events to post, bytes to write,
+    reason to drop the connection or None).
+    """
+
+    _PARSER_KEYS = {"frames": "frames_ok", "crc_errors": "crc_errors",
+                    "garbage": "garbage_lines", "malformed": "malformed", "overlong": "overlong"}
+
+    def __init__(self, spaces: int | None = None, timing: LinkTiming | None = None):
+        self.spaces = spaces
+        self.timing = timing or LinkTiming()
+        self.parser = sp.FrameParser()
+        self.counts = dict.fromkeys(("frames_ok", "crc_errors", "garbage_lines", "malformed",
+                                     "overlong", "gaps", "reconnects", "requests_sent",
+                                     "echoes"), 0)
+        self.state: str | None = None
+        self.reason = ""
+        self._incompatible = False
+        self.device: str | None = None
+        self.hello: sp.Hello | None = None
+        self._seen = sp.ParserStats()
+        self._expect: int | None = None
+        self._last_rx: float | None = None      # last good frame
+        self._last_heard = 0.0                  # last good frame or frame-like line
+        self._hello_asked = self._snap_asked = None
+        self._snap_due = self._probed = False
+        self._errors: collections.deque[float] = collections.deque()
+        self._goods: collections.deque[float] = collections.deque()
+        self._req_seq = 0
+        self._opens = 0
+        self._events: list = []
+        self._out = bytearray()
+        self._drop: str | None = None
+
+    # ---------------------------------------------------------------- out
+    def drain(self) -> tuple[list, bytes, str | None]:
+        """Take the pending (events, bytes to write, drop reason)."""
+        out = (self._events, bytes(self._out), self._drop)
+        self._events, self._out, self._drop = [], bytearray(), None
+        return out
+
+    def stats(self, now: float) -> LinkStats:
+        """The counters as a :class:`LinkStats` at time ``now``."""
+        age = None if self._last_rx is None else max(0.0, now - self._last_rx)
+        return LinkStats(**self.counts, last_frame_age=age, state=self.state or "offline",
+                         device=self.device)
+
+    # ------------------------------------------------------------- inputs
+    def connected(self, now: float, device: str) -> None:
+        """A port was opened: forget the old stream, ask for HELLO and SNAP."""
+        self._opens += 1
+        if self._opens > 1:
+            self.counts["reconnects"] += 1
+        self.device, self.hello, self._expect = device, None, None
+        self._last_heard, self._probed = now, False
+        self._snap_asked, self._snap_due = None, False
+        self._errors.clear()
+        self._goods.clear()
+        self.parser.reset()
+        self._seen = sp.ParserStats()
+        self._ask("HELLO", now)
+        self.ask_snapshot(now)
+
+    def disconnected(self, now: float, reason: str) -> None:
+        """The port was closed (lost, dropped or stopped): say offline."""
+        self.device, self.hello = None, None
+        force, self._incompatible = self._incompatible, False
+        self._set_state(now, "offline", f"sensor offline: {reason}", force)
+
+    def no_device(self, now: float, tried: list[str]) -> None:
+        """No device of the list could be opened."""
+        shown = ", ".join(tried) if tried else "none present"
+        self._set_state(now, "offline", f"sensor offline: no device ({shown})")
+
+    def received(self, now: float, data: bytes) -> None:
+        """Bytes read from the port: parse, count errors, post occupancy."""
+        frames = self.parser.feed(data)
+        errors = self._count_parser()
+        for _ in range(errors):
+            self._errors.append(now)
+        if errors:
+            self._last_heard = now              # talking, if badly: the error rate decides
+            self.ask_snapshot(now)
+        for frame in frames:
+            self._frame(now, frame)
+
+    def tick(self, now: float) -> None:
+        """Time passed: handshake retries, probes, silence and error-rate checks."""
+        if self.device is None:
+            return
+        quiet = now - self._last_heard
+        if self.hello is None and now - self._hello_asked >= self.timing.retry_interval:
+            self._ask("HELLO", now)             # frames before a HELLO are not trusted,
+            self.ask_snapshot(now, force=True)  # so the snapshot is asked again after it
+        if self._snap_due and now - self._snap_asked >= self.timing.request_holdoff:
+            self.ask_snapshot(now)
+        if quiet >= self.timing.probe_after and not self._probed:
+            self._probed = True
+            self.ask_snapshot(now, force=True)
+        if quiet >= self.timing.silence_timeout:
+            self._drop = f"silent for {self.timing.silence_timeout:g} s"
+            return
+        self._health(now)
+
+    def ask_snapshot(self, now: float, force: bool = False) -> None:
+        """Ask for a SNAP now, or once ``request_holdoff`` seconds have passed since
+        the last ask (a full SNAP/BEAT frame arriving first cancels the wait)."""
+        if self.device is None:
+            return
+        if force or self._snap_asked is None or now - self._snap_asked >= self.timing.request_holdoff:
+            self._snap_asked, self._snap_due = now, False
+            self._ask("SNAP", now)
+        else:
+            self._snap_due = True
+
+    # ------------------------------------------------------------ frames
+    def _count_parser(self) -> int:
+        stats = self.parser.stats
+        errors = 0
+        for key, name in self._PARSER_KEYS.items():
+            delta = getattr(stats, key) - getattr(self._seen, key)
+            self.counts[name] += delta
+            if key in ("crc_errors", "malformed", "overlong"):
+                errors += delta
+        self._seen = stats
+        return errors
+
+    def _frame(self, now: float, frame: sp.Frame) -> None:
+        if isinstance(frame, sp.Request):
+            self.counts["echoes"] += 1
+            return
+        self._last_rx = self._last_heard = now
+        self._probed = False
+        self._goods.append(now)
+        self._check_seq(now, frame)
+        if isinstance(frame, sp.Hello):
+            self._on_hello(now, frame)
+        elif self.hello is not None:
+            self._on_occupancy(now, frame)
+
+    def _check_seq(self, now: float, frame: sp.Frame) -> None:
+        expected, self._expect = self._expect, (frame.seq + 1) % sp.SEQ_MODULO
+        if isinstance(frame, sp.Hello) or expected is None or frame.seq == expected:
+            return
+        self.counts["gaps"] += 1
+        self._errors.append(now)
+        self.ask_snapshot(now)
+
+    def _on_hello(self, now: float, hello: sp.Hello) -> None:
+        if hello.protocol != sp.PROTOCOL_VERSION:
+            self._drop = f"sensor speaks protocol {hello.protocol}, host speaks {sp.PROTOCOL_VERSION}"
+            self._incompatible = True
+        elif self.spaces is not None and hello.spaces != self.spaces:
+            self._drop = f"sensor has {hello.spaces} spaces, expected {self.spaces}"
+            self._incompatible = True
+        else:
+            first = self.hello is None
+            self.hello = hello
+            if first:
+                self._set_state(now, "online", f"sensor online: {self.device}, firmware "
+                                f"{hello.firmware}, {hello.spaces} spaces")
+
+    def _on_occupancy(self, now: float, frame) -> None:
+        if frame.spaces != self.hello.spaces:
+            self.counts["malformed"] += 1
+            self._errors.append(now)
+            self.ask_snapshot(now)
+            return
+        full = not isinstance(frame, sp.Change)
+        if full:
+            self._snap_asked, self._snap_due = None, False
+        self._events.append(SensorOccupancy(frame.occupied, frame.seq, full, now))
+
+    # ------------------------------------------------------------- health
+    def _health(self, now: float) -> None:
+        horizon = now - self.timing.error_window
+        for times in (self._errors, self._goods):
+            while times and times[0] < horizon:
+                times.popleft()
+        errors = len(self._errors)
+        if errors >= self.timing.dead_errors and errors > len(self._goods):
+            self._drop = f"link error rate too high ({errors} errors in {self.timing.error_window:g} s)"
+        elif self.state == "online" and errors >= self.timing.degrade_errors:
+            self._set_state(now, "degraded", f"sensor degraded: {errors} link errors in "
+                            f"{self.timing.error_window:g} s")
+        elif self.state == "degraded" and errors == 0:
+            self._set_state(now, "online", "sensor online: link errors cleared")
+
+    def _set_state(self, now: float, state: str, reason: str, force: bool = False) -> None:
+        """Post a status when the state changes (or, with ``force``, the reason)."""
+        if state == self.state and not (force and reason != self.reason):
+            return
+        self.state, self.reason = state, reason
+        self._events.append(SensorStatus(state != "offline", reason, self.stats(now),
+                                         state == "degraded"))
+
+    def _ask(self, what: str, now: float) -> None:
+        if what == "HELLO":
+            self._hello_asked = now
+        self._out += sp.encode(sp.Request(self._req_seq, what))
+        self._req_seq = (self._req_seq + 1) % sp.SEQ_MODULO
+        self.counts["requests_sent"] += 1
+
+
+# ------------------------------------------------------------------- thread
+def expand_devices(devices: Iterable[str]) -> list[str]:
+    """The candidates to try, in order: URLs (``scheme://``) as given, glob
+    patterns expanded (sorted), plain paths only when they exist now."""
+    found: list[str] = []
+    for entry in devices:
+        if "://" in entry:
+            found.append(entry)
+        elif glob.has_magic(entry):
+            found.extend(sorted(glob.glob(entry)))
+        elif os.path.exists(entry):
+            found.append(entry)
+    return list(dict.fromkeys(found))
+
+
+class SensorLink:
+    """Reads the token sensor on a thread and posts events; never touches game state.
+
+    devices: paths, glob patterns or pyserial URLs, tried in order (e.g.
+    ``["/dev/patchwork-sensor", "/dev/serial/by-id/usb-*Pico*-if02"]``);
+    baud: the serial speed (ignored by USB CDC and ptys); post: called on the
+    reader thread with :class:`SensorOccupancy` and :class:`SensorStatus`;
+    clock: monotonic seconds, for every deadline; spaces: expected board
+    spaces or None; timing: :class:`LinkTiming`; serial_factory: replaces
+    ``serial.serial_for_url`` in tests.
+    """
+
+    def __init__(self, devices: Iterable[str] | str, baud: int = 115200,
+                 post: Callable[[object], None] = lambda event: None,
+                 clock: Callable[[], float] = time.monotonic, *, spaces: int | None = None,
+                 timing: LinkTiming | None = None, serial_factory=serial.serial_for_url):
+        self.devices = [devices] if isinstance(devices, str) else list(devices)
+        if not self.devices:
+            raise ValueError("SensorLink needs at least one device path, pattern or URL")
+        self.baud, self.post, self.clock = baud, post, clock
+        self.timing = timing or LinkTiming()
+        self.session = LinkSession(spaces, self.timing)
+        self._factory = serial_factory
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._port = None
+        self._next_try = 0.0
+        self._want_snapshot = False
+
+    def start(self) -> None:
+        """Start the reader thread (once). Raises RuntimeError if already running."""
+        if self._thread is not None:
+            raise RuntimeError("SensorLink already started")
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="sensor-link", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop the thread, close the port and wait up to ``timeout`` seconds for it."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            if self._thread.is_alive():
+                LOG.warning("sensor link thread did not stop within %.1f s", timeout)
+            self._thread = None
+
+    def stats(self) -> LinkStats:
+        """The counters now (thread-safe)."""
+        with self._lock:
+            return self.session.stats(self.clock())
+
+    def request_snapshot(self) -> None:
+        """Ask the sensor for a full snapshot soon (thread-safe)."""
+        self._want_snapshot = True
+
+    # ---------------------------------------------------------- the thread
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                try:
+                    if self._port is None:
+                        self._try_open()
+                    else:
+                        self._service()
+                except Exception as exc:  # a bug or an odd driver error: never die
+                    LOG.exception("sensor link: unexpected error")
+                    self._close(f"reader error ({exc.__class__.__name__}: {exc})")
+                    self._stop.wait(self.timing.retry_interval)
+        finally:
+            self._close("link stopped")
+
+    def _try_open(self) -> None:
+        now = self.clock()
+        if now < self._next_try:
+            self._stop.wait(min(0.05, self._next_try - now))
+            return
+        self._next_try = now + self.timing.retry_interval
+        tried = expand_devices(self.devices)
+        for device in tried:
+            port = self._open(device)
+            if port is not None:
+                self._port = port
+                self._step(lambda s, t: s.connected(t, device))
+                return
+        self._step(lambda s, t: s.no_device(t, tried))
+
+    def _open(self, device: str):
+        try:
+            port = self._factory(device, baudrate=self.baud, timeout=self.timing.read_timeout,
+                                 write_timeout=0.5, dsrdtr=False, rtscts=False, do_not_open=True)
+            port.dtr = True          # applied by open(); pyserial ignores ENOTTY there
+            port.open()
+        except PORT_ERRORS as exc:
+            LOG.debug("cannot open %s: %s", device, exc)
+            return None
+        try:
+            port.dtr = True          # again, for ports that apply it only once open
+        except PORT_ERRORS:
+            pass                     # a pty: ENOTTY/EINVAL
+        return port
+
+    def _service(self) -> None:
+        try:
+            data = self._port.read(self._port.in_waiting or 1)
+        except PORT_ERRORS as exc:
+            self._close(f"device lost ({exc.__class__.__name__}: {exc})")
+            return
+        want, self._want_snapshot = self._want_snapshot, False
+
+        def step(session: LinkSession, now: float) -> None:
+            if data:
+                session.received(now, data)
+            if want:
+                session.ask_snapshot(now, force=True)
+            session.tick(now)
+        self._step(step)
+
+    def _step(self, action) -> None:
+        """Run ``action(session, now)`` under the lock, then post, write and drop."""
+        with self._lock:
+            action(self.session, self.clock())
+            events, out, drop = self.session.drain()
+        self._post(events)
+        if out and self._port is not None:
+            try:
+                self._port.write(out)
+            except PORT_ERRORS as exc:
+                drop = drop or f"device lost ({exc.__class__.__name__}: {exc})"
+        if drop:
+            self._close(drop)
+
+    def _close(self, reason: str) -> None:
+        port, self._port = self._port, None
+        if port is None:
+            return
+        try:
+            port.close()
+        except PORT_ERRORS:
+            pass
+        self._next_try = self.clock()   # try again at once, then every retry_interval
+        with self._lock:
+            self.session.disconnected(self.clock(), reason)
+            events, _, _ = self.session.drain()
+        self._post(events)
+
+    def _post(self, events: list) -> None:
+        for event in events:
+            try:
+                self.post(event)
+            except Exception:  # the consumer's bug must not kill the reader
+                LOG.exception("sensor link: post(%r) failed", event)

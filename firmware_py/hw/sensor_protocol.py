@@ -1,0 +1,411 @@
+"""The token-sensor link protocol: one ASCII text frame per line.
+
+Pure and standard library only (no I/O, no clock). The normative description,
+with example frames, is ``hardware/protocol.md``. In short::
+
+    $PW,<KIND>,<seq>,<fields...>*<CRC>\\r\\n
+
+* the *body* is everything between ``$`` and ``*`` (it starts with ``PW,``);
+* ``CRC`` is the CRC-16/CCITT-FALSE of the body's ASCII bytes, as 4 uppercase
+  hex digits (poly 0x1021, init 0xFFFF, not reflected, no final xor);
+* ``seq`` is decimal 0..65535; the sensor counts every frame it sends and wraps
+  to 0 after 65535; the host numbers its requests with its own counter;
+* bitmaps are ``ceil(spaces / 4)`` uppercase hex digits, most significant
+  first; bit ``i`` set means space ``i`` holds a token.
+
+Frame kinds (sensor -> host): ``HELLO`` (handshake), ``SNAP`` (full occupancy,
+on request), ``BEAT`` (heartbeat: full occupancy, at least once a second),
+``CHG`` (one space changed, with the full bitmap after the change).
+Host -> sensor: ``REQ`` with ``HELLO`` or ``SNAP``.
+
+Every field is canonical (no leading zeros, no sign, uppercase hex), so
+``encode(decode_line(line))`` gives back the line's exact bytes.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+PROTOCOL_VERSION = 1
+SEQ_MODULO = 65536
+MAX_SPACES = 128
+MAX_LINE = 120
+START = b"$PW,"
+REQUEST_WHAT = ("HELLO", "SNAP")
+
+_FRAME_RE = re.compile(r"\$(PW,[^$*]*)\*([0-9A-F]{4})\Z")
+_FIRMWARE_RE = re.compile(r"[0-9A-Za-z._+-]{1,16}\Z")
+_UINT_RE = re.compile(r"(0|[1-9][0-9]{0,5})\Z")
+_HEX_RE = re.compile(r"[0-9A-F]+\Z")
+
+
+# --------------------------------------------------------------------- errors
+class ProtocolError(ValueError):
+    """A line that is not a valid frame (base class of every rejection)."""
+
+
+class NotAFrame(ProtocolError):
+    """The line holds no frame start ``$PW,`` (boot banner, noise, REPL output)."""
+
+
+class FrameSyntaxError(ProtocolError):
+    """The line starts a frame but is not ``$PW,...*XXXX`` in printable ASCII."""
+
+
+class CrcMismatch(ProtocolError):
+    """The CRC in the frame differs from the CRC of its body.
+
+    ``expected`` is the CRC computed over the body, ``received`` the one sent.
+    """
+
+    def __init__(self, expected: int, received: int):
+        self.expected = expected
+        self.received = received
+        super().__init__(f"CRC mismatch: body gives {expected:04X}, frame says {received:04X}")
+
+
+class UnknownKind(ProtocolError):
+    """The CRC is right but the frame kind is not one this protocol defines."""
+
+
+class FieldError(ProtocolError):
+    """A frame kind is known but a field is missing, extra or out of range."""
+
+
+# ------------------------------------------------------------------------ crc
+def _crc_table() -> tuple[int, ...]:
+    table = []
+    for byte in range(256):
+        crc = byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
+        table.append(crc & 0xFFFF)
+    return tuple(table)
+
+
+_TABLE = _crc_table()
+
+
+def crc16_ccitt_false(data: bytes, crc: int = 0xFFFF) -> int:
+    """CRC-16/CCITT-FALSE of ``data`` (0..0xFFFF); ``b"123456789"`` gives 0x29B1."""
+    for byte in data:
+        crc = ((crc << 8) & 0xFFFF) ^ _TABLE[((crc >> 8) ^ byte) & 0xFF]
+    return crc
+
+
+# --------------------------------------------------------------------- frames
+def _check_seq(seq: int) -> None:
+    if not isinstance(seq, int) or not 0 <= seq < SEQ_MODULO:
+        raise FieldError(f"seq must be an int in 0..{SEQ_MODULO - 1}, got {seq!r}")
+
+
+def _check_spaces(spaces: int) -> None:
+    if not isinstance(spaces, int) or not 1 <= spaces <= MAX_SPACES:
+        raise FieldError(f"spaces must be an int in 1..{MAX_SPACES}, got {spaces!r}")
+
+
+def _freeze_occupied(frame, occupied) -> None:
+    occ = frozenset(occupied)
+    bad = sorted(s for s in occ if not isinstance(s, int) or not 0 <= s < frame.spaces)
+    if bad:
+        raise FieldError(f"occupied spaces {bad} outside 0..{frame.spaces - 1}")
+    object.__setattr__(frame, "occupied", occ)
+
+
+@dataclass(frozen=True)
+class Hello:
+    """Handshake from the sensor: protocol version, firmware version, space count.
+
+    ``firmware`` is 1..16 characters of ``[0-9A-Za-z._+-]``; ``spaces`` 1..128.
+    """
+
+    seq: int
+    protocol: int
+    firmware: str
+    spaces: int
+    KIND = "HELLO"
+
+    def __post_init__(self):
+        _check_seq(self.seq)
+        _check_spaces(self.spaces)
+        if not isinstance(self.protocol, int) or not 0 <= self.protocol < SEQ_MODULO:
+            raise FieldError(f"protocol version must be an int in 0..65535, got {self.protocol!r}")
+        if not isinstance(self.firmware, str) or not _FIRMWARE_RE.match(self.firmware):
+            raise FieldError(f"firmware version must be 1..16 of [0-9A-Za-z._+-], got {self.firmware!r}")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Full occupancy sent on request: ``occupied`` is a frozenset of spaces 0..spaces-1."""
+
+    seq: int
+    spaces: int
+    occupied: frozenset[int] = field(default_factory=frozenset)
+    KIND = "SNAP"
+
+    def __post_init__(self):
+        _check_seq(self.seq)
+        _check_spaces(self.spaces)
+        _freeze_occupied(self, self.occupied)
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    """Full occupancy sent at least once a second; the host trusts it like a snapshot."""
+
+    seq: int
+    spaces: int
+    occupied: frozenset[int] = field(default_factory=frozenset)
+    KIND = "BEAT"
+
+    def __post_init__(self):
+        _check_seq(self.seq)
+        _check_spaces(self.spaces)
+        _freeze_occupied(self, self.occupied)
+
+
+@dataclass(frozen=True)
+class Change:
+    """Space ``space`` became occupied (``now_occupied``) or free; ``occupied`` is the
+    full occupancy after the change, so it must agree with ``now_occupied``."""
+
+    seq: int
+    spaces: int
+    space: int
+    now_occupied: bool
+    occupied: frozenset[int] = field(default_factory=frozenset)
+    KIND = "CHG"
+
+    def __post_init__(self):
+        _check_seq(self.seq)
+        _check_spaces(self.spaces)
+        _freeze_occupied(self, self.occupied)
+        if not isinstance(self.space, int) or not 0 <= self.space < self.spaces:
+            raise FieldError(f"changed space must be in 0..{self.spaces - 1}, got {self.space!r}")
+        if (self.space in self.occupied) != bool(self.now_occupied):
+            raise FieldError(f"space {self.space} is {'ON' if self.now_occupied else 'OFF'} "
+                             "but the bitmap says otherwise")
+
+
+@dataclass(frozen=True)
+class Request:
+    """Host -> sensor: ``what`` is ``"HELLO"`` (send a Hello) or ``"SNAP"`` (send a Snapshot)."""
+
+    seq: int
+    what: str
+    KIND = "REQ"
+
+    def __post_init__(self):
+        _check_seq(self.seq)
+        if self.what not in REQUEST_WHAT:
+            raise FieldError(f"request must be one of {REQUEST_WHAT}, got {self.what!r}")
+
+
+Frame = Hello | Snapshot | Heartbeat | Change | Request
+OCCUPANCY_FRAMES = (Snapshot, Heartbeat, Change)
+
+
+# ------------------------------------------------------------------- bitmaps
+def bitmap_hex(occupied: frozenset[int], spaces: int) -> str:
+    """The occupancy as ``ceil(spaces/4)`` uppercase hex digits (bit i = space i)."""
+    mask = 0
+    for space in occupied:
+        mask |= 1 << space
+    return f"{mask:0{(spaces + 3) // 4}X}"
+
+
+def parse_bitmap(text: str, spaces: int) -> frozenset[int]:
+    """Inverse of :func:`bitmap_hex`; raises :class:`FieldError` on a wrong width,
+    a non-hex digit or a bit at or above ``spaces``."""
+    width = (spaces + 3) // 4
+    if len(text) != width or not _HEX_RE.match(text):
+        raise FieldError(f"bitmap must be {width} uppercase hex digits for {spaces} spaces, got {text!r}")
+    mask = int(text, 16)
+    if mask >> spaces:
+        raise FieldError(f"bitmap {text} sets a bit at or above space {spaces}")
+    return frozenset(i for i in range(spaces) if mask >> i & 1)
+
+
+# ------------------------------------------------------------------ encoding
+def frame_body(frame: Frame) -> str:
+    """The body of ``frame`` (between ``$`` and ``*``), e.g. ``"PW,REQ,3,SNAP"``."""
+    head = f"PW,{frame.KIND},{frame.seq}"
+    if isinstance(frame, Hello):
+        return f"{head},{frame.protocol},{frame.firmware},{frame.spaces}"
+    if isinstance(frame, Request):
+        return f"{head},{frame.what}"
+    bitmap = bitmap_hex(frame.occupied, frame.spaces)
+    if isinstance(frame, Change):
+        state = "ON" if frame.now_occupied else "OFF"
+        return f"{head},{frame.spaces},{frame.space},{state},{bitmap}"
+    return f"{head},{frame.spaces},{bitmap}"
+
+
+def encode(frame: Frame) -> bytes:
+    """The complete line for ``frame``: ``$`` body ``*`` CRC ``\\r\\n`` as ASCII bytes."""
+    body = frame_body(frame).encode("ascii")
+    return b"$" + body + b"*" + f"{crc16_ccitt_false(body):04X}".encode("ascii") + b"\r\n"
+
+
+# ------------------------------------------------------------------ decoding
+def _uint(text: str, name: str) -> int:
+    if not _UINT_RE.match(text):
+        raise FieldError(f"{name} must be a canonical decimal number, got {text!r}")
+    return int(text)
+
+
+def _expect(fields: list[str], count: int, kind: str) -> None:
+    if len(fields) != count:
+        raise FieldError(f"{kind} frame needs {count} fields after the kind, got {len(fields)}")
+
+
+def _decode_fields(kind: str, f: list[str]) -> Frame:
+    if kind == "HELLO":
+        _expect(f, 4, kind)
+        return Hello(_uint(f[0], "seq"), _uint(f[1], "protocol"), f[2], _uint(f[3], "spaces"))
+    if kind == "REQ":
+        _expect(f, 2, kind)
+        return Request(_uint(f[0], "seq"), f[1])
+    if kind in ("SNAP", "BEAT"):
+        _expect(f, 3, kind)
+        spaces = _uint(f[1], "spaces")
+        _check_spaces(spaces)
+        cls = Snapshot if kind == "SNAP" else Heartbeat
+        return cls(_uint(f[0], "seq"), spaces, parse_bitmap(f[2], spaces))
+    if kind == "CHG":
+        _expect(f, 5, kind)
+        spaces = _uint(f[1], "spaces")
+        _check_spaces(spaces)
+        if f[3] not in ("ON", "OFF"):
+            raise FieldError(f"change state must be ON or OFF, got {f[3]!r}")
+        return Change(_uint(f[0], "seq"), spaces, _uint(f[2], "space"), f[3] == "ON",
+                      parse_bitmap(f[4], spaces))
+    raise UnknownKind(f"unknown frame kind {kind!r}")
+
+
+def decode_line(line: bytes | str) -> Frame:
+    """Decode one complete line (trailing CR/LF allowed, nothing else around it).
+
+    Raises :class:`NotAFrame`, :class:`FrameSyntaxError`, :class:`CrcMismatch`,
+    :class:`UnknownKind` or :class:`FieldError` (all :class:`ProtocolError`).
+    """
+    if isinstance(line, (bytes, bytearray)):
+        if any(b < 0x20 or b > 0x7E for b in line.rstrip(b"\r\n")):
+            raise FrameSyntaxError("frame holds bytes outside printable ASCII")
+        line = line.decode("ascii")
+    line = line.rstrip("\r\n")
+    if not line.startswith("$PW,"):
+        raise NotAFrame(f"no frame start '$PW,' in {line[:40]!r}")
+    match = _FRAME_RE.match(line)
+    if match is None:
+        raise FrameSyntaxError(f"not '$PW,...*XXXX': {line[:40]!r}")
+    body, crc_text = match.groups()
+    expected = crc16_ccitt_false(body.encode("ascii"))
+    if expected != int(crc_text, 16):
+        raise CrcMismatch(expected, int(crc_text, 16))
+    fields = body.split(",")
+    return _decode_fields(fields[1], fields[2:])
+
+
+# -------------------------------------------------------------------- parser
+@dataclass(frozen=True)
+class ParserStats:
+    """Counters of a :class:`FrameParser` since it was made (or reset).
+
+    ``frames``: good frames; ``crc_errors``: dropped for a wrong CRC;
+    ``malformed``: started with ``$PW,`` but were not valid (syntax, kind,
+    fields); ``garbage``: non-empty lines with no frame start (banners,
+    noise); ``overlong``: times the line buffer overflowed and was cut;
+    ``noise_prefixes``: good frames that had noise glued before them.
+    """
+
+    frames: int = 0
+    crc_errors: int = 0
+    malformed: int = 0
+    garbage: int = 0
+    overlong: int = 0
+    noise_prefixes: int = 0
+
+
+class FrameParser:
+    """Incremental parser: bytes in any chunking -> decoded frames, never a bad one.
+
+    ``max_line`` (bytes, >= 48) bounds the line buffer: a longer line is cut,
+    keeping any frame start ``$`` in its tail. Rejected lines are counted in
+    :attr:`stats` and the last one kept in :attr:`last_error`.
+    """
+
+    def __init__(self, max_line: int = MAX_LINE):
+        if max_line < 48:
+            raise ValueError(f"max_line must be >= 48 bytes, got {max_line}")
+        self.max_line = max_line
+        self.last_error: ProtocolError | None = None
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget buffered bytes and zero the counters (e.g. after a reconnect)."""
+        self._buf = bytearray()
+        self._cut = False
+        self._counts = dict.fromkeys(ParserStats.__dataclass_fields__, 0)
+
+    @property
+    def stats(self) -> ParserStats:
+        """A frozen copy of the counters."""
+        return ParserStats(**self._counts)
+
+    def feed(self, data: bytes) -> list[Frame]:
+        """Add received bytes; return the frames completed by them, in order."""
+        self._buf += data
+        frames: list[Frame] = []
+        while True:
+            end = _line_end(self._buf)
+            if end < 0:
+                break
+            line = bytes(self._buf[:end])
+            del self._buf[:end + 1]
+            frame = self._line(line)
+            if frame is not None:
+                frames.append(frame)
+        if len(self._buf) > self.max_line:
+            self._overflow()
+        return frames
+
+    def _overflow(self) -> None:
+        self._counts["overlong"] += 1
+        start = self._buf.rfind(b"$")
+        if 0 < start and len(self._buf) - start <= self.max_line:
+            del self._buf[:start]
+        else:
+            self._buf.clear()
+            self._cut = True
+
+    def _line(self, line: bytes) -> Frame | None:
+        cut, self._cut = self._cut, False
+        start = line.rfind(START)
+        if start < 0:
+            if line.strip() and not cut:
+                self._reject("garbage", NotAFrame(f"no frame start in {line[:40]!r}"))
+            return None
+        try:
+            frame = decode_line(line[start:])
+        except CrcMismatch as exc:
+            return self._reject("crc_errors", exc)
+        except ProtocolError as exc:
+            return self._reject("malformed", exc)
+        self._counts["frames"] += 1
+        if start > 0:
+            self._counts["noise_prefixes"] += 1
+        return frame
+
+    def _reject(self, counter: str, exc: ProtocolError) -> None:
+        self._counts[counter] += 1
+        self.last_error = exc
+        return None
+
+
+def _line_end(buf: bytearray) -> int:
+    """Index of the first CR or LF in ``buf``, or -1."""
+    cr, lf = buf.find(b"\r"), buf.find(b"\n")
+    if cr < 0:
+        return lf
+    return cr if lf < 0 else min(cr, lf)
