@@ -75,6 +75,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "ports": Key("list", ["/dev/patchwork-sensor", "/dev/serial/by-id/usb-*Pico*"],
                      "device paths, globs or pyserial URLs of the token sensor, tried in order"),
         "baud": Key("int", 115200, "serial speed (ignored by USB CDC)", lo=1200, hi=4000000),
+        "map": Key("map", "", "sensor channel of each Patchwork space 0..53 ('' = channel n is "
+                   "space n; 'first-last' or a list; written by 'patchwork-companion calibrate')"),
+        "map_express": Key("map", "", "sensor channel of each Express space 0..29 ('' = same numbers)"),
         "stable_ms": Key("int", 150, "a reading counts after staying unchanged this long",
                          lo=20, hi=2000),
         "guidance_seconds": Key("float", 2.0, "a wrong board this long gets guidance", lo=0.3, hi=30.0),
@@ -109,6 +112,8 @@ def _check(section: str, name: str, key: Key, value: Any) -> str | None:
 
 
 def _check_map(where: str, value: Any) -> str | None:
+    if value == "" and where.startswith("sensor."):
+        return None
     if isinstance(value, str):
         parts = value.split("-")
         if len(parts) == 2 and all(p.strip().isdigit() for p in parts):
@@ -137,12 +142,30 @@ def validate(data: dict, source: str = "config") -> dict[str, dict[str, Any]]:
             _section(name, value, out, problems)
         else:
             _section("", {name: value}, out, problems)
+    problems += _check_layouts(out)
     pins = [out["buttons"][b] for b in ("next", "ok", "back")]
     if len(set(pins)) != 3:
         problems.append(f"buttons: next, ok and back need three different BCM pins, got {pins}")
     if problems:
         raise ConfigError(problems, source)
     return out
+
+
+def _check_layouts(out: dict) -> list[str]:
+    """Each LED and sensor map must give every space its own index (53/29 = last spaces)."""
+    from .view.leds import LedLayout
+    problems = []
+    checks = [("leds", "map", 53, out["leds"]["count"]), ("leds", "map_express", 29, out["leds"]["count"]),
+              ("sensor", "map", 53, 1 << 16), ("sensor", "map_express", 29, 1 << 16)]
+    for section, key, last, count in checks:
+        value = out[section][key]
+        if value == "":
+            continue
+        try:
+            LedLayout.parse(value, count, last)
+        except ValueError as exc:
+            problems.append(f"{section}.{key}: {exc}")
+    return problems
 
 
 def _section(section: str, values: dict, out: dict, problems: list[str]) -> None:

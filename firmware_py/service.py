@@ -90,6 +90,7 @@ class Service:
         self._next_frame = 0.0
         self._last_verdict = None
         self._layouts: dict[int, LedLayout] = {}
+        self._channel_maps: dict[int, dict[int, int]] = {}
         self._next_watchdog = 0.0
         self._seq = 0
         self.status: Status | None = None
@@ -168,7 +169,7 @@ class Service:
             for gesture in self.buttons.edge(event.button, event.pressed, event.at):
                 self.ui.gesture(gesture)
         elif isinstance(event, SensorOccupancy):
-            self.watch.reading(event.occupied, now)
+            self.watch.reading(self._spaces(event.occupied), now)
         elif isinstance(event, SensorStatus):
             self.ui.sensor_status(event.online, event.reason)
         elif isinstance(event, _Call):
@@ -229,6 +230,20 @@ class Service:
     def _animating(self) -> bool:
         lights = self._last_lights
         return bool(lights and (lights.active or lights.expected or lights.wrong or lights.celebrate))
+
+    def _spaces(self, channels: frozenset[int]) -> frozenset[int]:
+        """Sensor channels -> time-board spaces through ``sensor.map`` (identity when unset)."""
+        state = self.ui.state
+        last = state.spec.last_space if state is not None else 53
+        table = self._channel_maps.get(last)
+        if table is None:
+            spec = self.cfg["sensor"]["map" if last == 53 else "map_express"]
+            table = ({c: s for s, c in enumerate(LedLayout.parse(spec, 1 << 16, last).leds)}
+                     if spec else {})
+            self._channel_maps[last] = table
+        if not table:
+            return frozenset(c for c in channels if c <= last)
+        return frozenset(table[c] for c in channels if c in table)
 
     def _layout(self, last_space: int) -> LedLayout:
         layout = self._layouts.get(last_space)
