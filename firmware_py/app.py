@@ -43,10 +43,10 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
     folder = Path(folder) if folder else state_dir(cfg)
     holder: dict = {}
 
-    def post(event):
+    def _post(event):
         holder["service"].post(event)
 
-    parts = build_parts(cfg, post, clock, on_oled_frame=on_oled_frame, on_led_frame=on_led_frame)
+    parts = build_parts(cfg, _post, clock, on_oled_frame=on_oled_frame, on_led_frame=on_led_frame)
     service = Service(cfg, parts, folder, clock=clock, deal=deal, notifier=notifier)
     holder["service"] = service
     service.ui.sensor_status(False, "sensor: connecting" if parts.sensor_ports else "sensor: no port")
@@ -65,12 +65,12 @@ def run_forever(cfg: dict) -> int:
     companion = start_companion(cfg, notifier=notifier)
     done = threading.Event()
 
-    def stop(signum, _frame):
+    def _stop(signum, _frame):
         LOG.info("signal %s: shutting down", signum)
         done.set()
 
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
     for problem in companion.service.problems:
         LOG.warning("%s", problem)
     LOG.info("companion running; journal in %s", companion.service.folder)

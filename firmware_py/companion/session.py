@@ -151,11 +151,28 @@ class Session:
         meta = dict(meta or {})
         if corrections:
             meta["corrections"] = corrections
+        circle, blue = self.setup.circle, self.setup.blue
         if self.setup.free:
             meta["layout"] = "free"
-        return GameRecord(self.setup.game, self.setup.time_board, names, self.setup.circle,
-                          tuple(moves), self.setup.blue if spec.blue_patches else None,
-                          None, meta or None)
+            circle, blue = _purchase_order(spec, moves, circle, blue)
+        return GameRecord(self.setup.game, self.setup.time_board, names, circle, tuple(moves),
+                          blue if spec.blue_patches else None, None, meta or None)
+
+
+def _purchase_order(spec, moves, circle, blue):
+    """A free layout has no dealt order: write the circle (and blue order) as the
+    patches were bought, so each purchase stands first on offer when replayed (R3).
+
+    The smallest patch must stay last (R3), so a free-layout game in which it
+    was bought before other patches cannot be replayed with the neutral-token rule.
+    """
+    bought = [m["buy"] for m in moves if isinstance(m, dict) and "buy" in m]
+    smallest = spec.smallest_patch
+    first = [p for p in bought if p in circle and p != smallest]
+    rest = [p for p in circle if p not in first and p != smallest]
+    blue_first = [p for p in bought if p in blue]
+    return (tuple(first + rest + [smallest]),
+            tuple(blue_first + [p for p in blue if p not in blue_first]))
 
 
 def _corrected(state: GameState, c: Correction) -> GameState:

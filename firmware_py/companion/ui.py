@@ -119,35 +119,35 @@ class TableUI:
             on_back()
 
     def _on_setup_game(self, g: Gesture) -> None:
-        def ok(i):
+        def _ok(i):
             self.choice = {"game": GAMES[i][0]}
             self.mode = "setup_board" if GAMES[i][0] == "patchwork" else "setup_first"
             if GAMES[i][0] != "patchwork":
                 self.choice["time_board"] = "standard"
-        self._choose(g, len(GAMES), ok)
+        self._choose(g, len(GAMES), _ok)
 
     def _on_setup_board(self, g: Gesture) -> None:
-        def ok(i):
+        def _ok(i):
             self.choice["time_board"] = BOARDS[i][0]
             self.mode = "setup_first"
-        self._choose(g, len(BOARDS), ok, lambda: setattr(self, "mode", "setup_game"))
+        self._choose(g, len(BOARDS), _ok, lambda: setattr(self, "mode", "setup_game"))
 
     def _on_setup_first(self, g: Gesture) -> None:
-        def ok(i):
+        def _ok(i):
             self.choice["first"] = (GREEN, YELLOW)[i]
             self.mode = "setup_layout"
         back = "setup_board" if self.choice.get("game") == "patchwork" else "setup_game"
-        self._choose(g, 2, ok, lambda: setattr(self, "mode", back))
+        self._choose(g, 2, _ok, lambda: setattr(self, "mode", back))
 
     def _on_setup_layout(self, g: Gesture) -> None:
-        def ok(i):
+        def _ok(i):
             circle, blue = self.deal(self.choice["game"])
             self.choice.update(circle=tuple(circle), blue=tuple(blue), free=(i == 1))
             if i == 1:
                 self._start_game()
             else:
                 self.mode, self.cursor = "deal", 0
-        self._choose(g, 2, ok, lambda: setattr(self, "mode", "setup_first"))
+        self._choose(g, 2, _ok, lambda: setattr(self, "mode", "setup_first"))
 
     def _on_deal(self, g: Gesture) -> None:
         if g.kind != PRESS:
@@ -351,7 +351,7 @@ class TableUI:
     def _on_menu(self, g: Gesture) -> None:
         items = self.menu_items()
 
-        def ok(i):
+        def _ok(i):
             item = items[i]
             if item == "Undo last turn":
                 self._undo()
@@ -363,20 +363,20 @@ class TableUI:
                 self.mode = "end_confirm"
             else:
                 self._to_turn()
-        self._choose(g, len(items), ok, self._to_turn)
+        self._choose(g, len(items), _ok, self._to_turn)
 
     def _on_claim(self, g: Gesture) -> None:
-        def ok(i):
+        def _ok(i):
             player = self.session.setup.colours.index((GREEN, YELLOW)[i])
             if not self._commit([ClaimSpecialTile(player)]):
                 self._to_turn()
-        self._choose(g, 2, ok, self._to_turn)
+        self._choose(g, 2, _ok, self._to_turn)
 
     def _on_correct_who(self, g: Gesture) -> None:
-        def ok(i):
+        def _ok(i):
             self.correct_player = self.session.setup.colours.index((GREEN, YELLOW)[i])
             self.correct_delta, self.mode = 0, "correct_amount"
-        self._choose(g, 2, ok, self._to_turn)
+        self._choose(g, 2, _ok, self._to_turn)
 
     def _on_correct_amount(self, g: Gesture) -> None:
         buttons = self.state.players[self.correct_player].buttons
@@ -395,12 +395,12 @@ class TableUI:
             self._to_turn()
 
     def _on_end_confirm(self, g: Gesture) -> None:
-        def ok(i):
+        def _ok(i):
             if i == 1:
                 self._finish()
             else:
                 self._to_turn()
-        self._choose(g, 2, ok, self._to_turn)
+        self._choose(g, 2, _ok, self._to_turn)
 
     def _on_end(self, g: Gesture) -> None:
         if g.kind == HOLD and g.button == "back":
