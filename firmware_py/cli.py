@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
 import sys
 
@@ -26,7 +27,13 @@ def _run(args) -> int:
         for problem in exc.problems:
             print(f"{args.config or 'default config'}: {problem}", file=sys.stderr)
         return 2
+    faulthandler.enable()          # a watchdog kill (SIGABRT) leaves every thread's traceback
     return run_forever(cfg)
+
+
+def _install(args) -> int:
+    from .install import main as install_main
+    return install_main(args.rest)
 
 
 def _config_check(args) -> int:
@@ -69,6 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
     rn.add_argument("--config", help="TOML config file (default: the packaged one, simulated)")
     rn.set_defaults(func=_run)
 
+    ins = sub.add_parser("install", add_help=False,
+                         help="install on Raspberry Pi OS: venv, config, systemd unit, udev rule "
+                              "(see 'install --help'; --dry-run prints the steps)")
+    ins.add_argument("rest", nargs=argparse.REMAINDER)
+    ins.set_defaults(func=_install)
+
     cf = sub.add_parser("config", help="check a config file or print the default one")
     cfs = cf.add_subparsers(dest="config_command", required=True)
     ck = cfs.add_parser("check", help="validate FILE and name each bad key with its allowed values")
@@ -81,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: parse ``argv`` and run the subcommand; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["install"]:            # the installer parses its own options
+        from .install import main as install_main
+        return install_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

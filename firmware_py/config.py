@@ -72,7 +72,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "rotate": Key("int", 0, "rotation in quarter turns", lo=0, hi=3),
     },
     "sensor": {
-        "ports": Key("list", ["/dev/patchwork-sensor", "/dev/serial/by-id/usb-*Pico*"],
+        "ports": Key("list", ["/dev/patchwork-sensor", "/dev/serial/by-id/usb-*Pico*-if02"],
                      "device paths, globs or pyserial URLs of the token sensor, tried in order"),
         "baud": Key("int", 115200, "serial speed (ignored by USB CDC)", lo=1200, hi=4000000),
         "map": Key("map", "", "sensor channel of each Patchwork space 0..53 ('' = channel n is "
