@@ -36,6 +36,16 @@ def _install(args) -> int:
     return install_main(args.rest)
 
 
+def _selftest(args) -> int:
+    from .selftest import main as selftest_main
+    return selftest_main(args.config, args.seconds, args.yes)
+
+
+def _calibrate(args) -> int:
+    from .calibrate import main as calibrate_main
+    return calibrate_main(args.config, args.game, args.write)
+
+
 def _config_check(args) -> int:
     from .config import ConfigError, load_config
     try:
@@ -75,6 +85,18 @@ def build_parser() -> argparse.ArgumentParser:
     rn = sub.add_parser("run", help="the companion service (backend from the config: pi or sim)")
     rn.add_argument("--config", help="TOML config file (default: the packaged one, simulated)")
     rn.set_defaults(func=_run)
+
+    st = sub.add_parser("selftest", help="check the LEDs, OLED, buttons and token sensor; PASS/FAIL per part")
+    st.add_argument("--config", help="TOML config file (default: the packaged one, simulated)")
+    st.add_argument("--seconds", type=float, default=10.0, help="time limit per button and for the sensor")
+    st.add_argument("--yes", action="store_true", help="do not ask whether the LEDs and the OLED looked right")
+    st.set_defaults(func=_selftest)
+
+    cb = sub.add_parser("calibrate", help="learn the sensor channel and the LED under each space")
+    cb.add_argument("--config", help="TOML config file to read (and update with --write)")
+    cb.add_argument("--game", choices=("patchwork", "patchwork-express"), default="patchwork")
+    cb.add_argument("--write", action="store_true", help="write the maps into --config FILE (else print them)")
+    cb.set_defaults(func=_calibrate)
 
     ins = sub.add_parser("install", add_help=False,
                          help="install on Raspberry Pi OS: venv, config, systemd unit, udev rule "
