@@ -46,6 +46,18 @@ def _calibrate(args) -> int:
     return calibrate_main(args.config, args.game, args.write)
 
 
+def _sim(args) -> int:
+    from .sim.tui import main as sim_main
+    argv = []
+    if args.config:
+        argv += ["--config", args.config]
+    if args.out:
+        argv += ["--out", args.out]
+    if args.seed is not None:
+        argv += ["--seed", str(args.seed)]
+    return sim_main(argv)
+
+
 def _config_check(args) -> int:
     from .config import ConfigError, load_config
     try:
@@ -85,6 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
     rn = sub.add_parser("run", help="the companion service (backend from the config: pi or sim)")
     rn.add_argument("--config", help="TOML config file (default: the packaged one, simulated)")
     rn.set_defaults(func=_run)
+
+    sm = sub.add_parser("sim", help="play at a simulated table in the terminal (textual UI)")
+    sm.add_argument("--config", help="TOML config file (the backend is forced to sim)")
+    sm.add_argument("--out", help="journal folder (default: <state dir>/sim); "
+                    "starting again resumes the game kept there")
+    sm.add_argument("--seed", type=int, help="deal the patch circle from this seed (repeatable games)")
+    sm.set_defaults(func=_sim)
 
     st = sub.add_parser("selftest", help="check the LEDs, OLED, buttons and token sensor; PASS/FAIL per part")
     st.add_argument("--config", help="TOML config file (default: the packaged one, simulated)")

@@ -9,6 +9,7 @@ half-configured (design 3).
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
@@ -27,7 +28,9 @@ class ConfigError(ValueError):
 @dataclass(frozen=True)
 class Key:
     """One config key: ``kind`` (bool/int/float/str/list/map), ``default``,
-    ``choices`` (allowed values) or ``lo``/``hi`` (inclusive range), ``doc``."""
+    ``choices`` (allowed values) or ``lo``/``hi`` (inclusive range), ``doc``;
+    ``pattern`` (a regular expression a str must match whole) with ``shape``
+    (what it allows, for the message)."""
 
     kind: str
     default: Any
@@ -35,6 +38,8 @@ class Key:
     choices: tuple = ()
     lo: float | None = None
     hi: float | None = None
+    pattern: str = ""
+    shape: str = ""
 
 
 SCHEMA: dict[str, dict[str, Key]] = {
@@ -55,7 +60,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "driver": Key("str", "neopixel", "LED route: neopixel (PWM/PCM, Pi 3/4/Zero 2 W and, with "
                       "the Pi 5 PIO driver, Pi 5), neopixel_spi (SPI MOSI), none",
                       choices=("neopixel", "neopixel_spi", "none")),
-        "pin": Key("str", "D18", "Blinka board pin of the strip's data line (neopixel driver)"),
+        "pin": Key("str", "D18", "Blinka board pin of the strip's data line (neopixel driver)",
+                   pattern=r"D[0-9]{1,3}|MOSI", shape="a Blinka pin name like 'D18' or 'MOSI'"),
         "count": Key("int", 54, "number of LEDs on the strip", lo=1, hi=1024),
         "map": Key("map", "0-53", "Patchwork: LED index of each space 0..53: 'first-last' "
                    "(e.g. '0-53' or '53-0') or a list of 54 LED indices"),
@@ -106,6 +112,8 @@ def _check(section: str, name: str, key: Key, value: Any) -> str | None:
         return f"{where}: {value!r} is not one of {shown}"
     if key.lo is not None and not key.lo <= value <= key.hi:
         return f"{where}: {value!r} is outside {key.lo}..{key.hi}"
+    if key.pattern and not re.fullmatch(key.pattern, value):
+        return f"{where}: {value!r} is not {key.shape}"
     if key.kind == "list" and not all(isinstance(v, str) and v for v in value):
         return f"{where}: expected a list of non-empty strings"
     return None
@@ -134,6 +142,10 @@ def validate(data: dict, source: str = "config") -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {s: {k: key.default for k, key in keys.items()}
                                       for s, keys in SCHEMA.items()}
     for name, value in data.items():
+        if name in SCHEMA and name and not isinstance(value, dict):
+            problems.append(f"[{name}]: expected a table of keys ({sorted(SCHEMA[name])}), "
+                            f"got {type(value).__name__} {value!r}")
+            continue
         if isinstance(value, dict):
             if name not in SCHEMA or name == "":
                 problems.append(f"[{name}]: unknown section; allowed: "

@@ -3,13 +3,16 @@
 Hardware threads (gpiozero callbacks, the sensor reader) only :meth:`Service.post`
 events. The loop classifies button edges, judges token readings, drives the
 UI state machine, journals each accepted turn (inside the UI) before showing
-it, and then updates the outputs: the LED frame first, then the OLED. Timers
-run from the injected clock. The loop also feeds the systemd watchdog, so a
+it, and then updates the outputs: the LED frame first, then the OLED, each
+handed to the part's own output thread so a slow or hung driver never blocks
+the loop (a hung one is reported as failed). Timers run from the injected clock. The loop also feeds the systemd watchdog, so a
 hung loop is restarted (design 6).
 """
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
 import queue
 import random
 import threading
@@ -19,15 +22,15 @@ from pathlib import Path
 from typing import Callable
 
 from .companion.buttons import ButtonClassifier
-from .companion.journal import Journal
+from .companion.journal import Journal, JournalError, fsync_dir
 from .companion.model import Lights, Screen
 from .companion.screens import build_lights, build_screen
 from .companion.tokens import TokenWatch
 from .companion.ui import TableUI
-from .hw.parts import RawButton
+from .hw.parts import Animation, RawButton
 from .hw.sensor_link import SensorOccupancy, SensorStatus
 from .rules import deal as deal_circle, dumps_record, load_spec, replay
-from .view.leds import LedLayout, led_frame
+from .view.leds import LedLayout, led_frame, next_change
 from .view.oled import render
 
 LOG = logging.getLogger(__name__)
@@ -80,15 +83,16 @@ class Service:
         self.buttons = ButtonClassifier(cfg["buttons"]["hold_seconds"],
                                         cfg["buttons"]["debounce_ms"] / 1000)
         self.watch = TokenWatch(cfg["sensor"]["stable_ms"] / 1000, cfg["sensor"]["guidance_seconds"])
-        self.ui = TableUI(self.journal.append, deal or _random_deal, self._save_record)
+        self._journal_failing = False
+        self.ui = TableUI(self._write_journal, deal or _random_deal, self._save_record)
         self.notifier = notifier
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_screen: Screen | None = None
         self._last_lights: Lights | None = None
-        self._last_frame = None
-        self._next_frame = 0.0
         self._last_verdict = None
+        self._changed = True          # the UI may have changed: rebuild screen and lights
+        self._expect = None           # the UI's expectation, kept until the UI changes
         self._layouts: dict[int, LedLayout] = {}
         self._channel_maps: dict[int, dict[int, int]] = {}
         self._next_watchdog = 0.0
@@ -121,8 +125,31 @@ class Service:
             self.ui.warnings["journal"] = "journal repaired"
         for failure in self.parts.failures:
             self.ui.warnings[failure.split(" failed")[0]] = failure.split(":")[0]
-        self.ui.resume(loaded.entries)
+        self._resume_entries(loaded.entries)
+        for part in (self.parts.strip, self.parts.oled):
+            if part is not None:
+                part.on_failure = lambda _part: self.post(None)   # wake the loop to say so
         return self.problems
+
+    def _resume_entries(self, entries: list[dict]) -> None:
+        """Rebuild the UI from the longest prefix of ``entries`` that replays; an entry
+        that does not (a bug, a changed catalogue) is reported and cut off, never fatal."""
+        for keep in range(len(entries), -1, -1):
+            try:
+                self.ui.resume(entries[:keep])
+            except Exception as exc:  # noqa: BLE001  any replay error: keep the good prefix
+                error = exc
+                continue
+            if keep < len(entries):
+                problem = (f"{self.journal.path}: entry {keep + 1} of the game cannot be replayed "
+                           f"({type(error).__name__}: {error}); resumed from the entry before it")
+                LOG.warning("%s", problem)
+                self.problems.append(problem)
+                self.ui.warnings["journal"] = "journal repaired"
+                self.journal.reset_to(entries[:keep])
+            break
+        if self.ui.mode == "end" and self.ui.session is not None and not self.ui.saved_to:
+            self._ensure_record(self.ui.session)
 
     def start(self) -> "Service":
         """Resume and run the loop on its own thread; returns once the first frame is out."""
@@ -152,19 +179,41 @@ class Service:
             except queue.Empty:
                 event = None
             now = self.clock()
+            try:
+                self._turn(event, now)
+            except Exception:  # noqa: BLE001  one bad event must never stop the game
+                LOG.exception("the event loop caught an error; the game goes on")
+                self.ui.warnings["loop"] = "internal error: see log"
+
+    def _turn(self, event, now: float) -> None:
+        """One turn of the loop: the event, every event already queued, then the timers."""
+        if event is not None:
+            self._handle(event, now)
+        for _ in range(256):            # every edge already queued before the timers:
+            try:                        # a release waiting behind a late loop is
+                event = self.queue.get_nowait()   # never taken for a hold
+            except queue.Empty:
+                break
             if event is not None:
-                self._handle(event, now)
-            self._tick(now)
+                self._handle(event, self.clock())
+        self._tick(now)
 
     # ----- the loop's work ---------------------------------------------------------------
     def _timeout(self, now: float) -> float:
-        deadlines = [self._next_frame if self._animating() else None,
-                     self.buttons.next_deadline(), self.watch.next_deadline(now),
+        deadlines = [self.buttons.next_deadline(), self.watch.next_deadline(now),
                      self._next_watchdog if self._watchdog_period() else None]
-        due = [d for d in deadlines if d is not None]
-        return max(0.0, min(due) - now) if due else 1.0
+        due = [d - now for d in deadlines if d is not None]
+        due += [h for h in (p.hang_in() for p in self._outputs()) if h is not None]
+        return max(0.0, min(due)) if due else 1.0
+
+    def _touch(self) -> None:
+        """The UI may have changed: the next refresh rebuilds the screen and the lights
+        (when nothing happened, a tick leaves the outputs alone)."""
+        self._changed = True
+        self._expect = None
 
     def _handle(self, event, now: float) -> None:
+        self._touch()
         if isinstance(event, RawButton):
             for gesture in self.buttons.edge(event.button, event.pressed, event.at):
                 self.ui.gesture(gesture)
@@ -172,6 +221,15 @@ class Service:
             self.watch.reading(self._spaces(event.occupied), now)
         elif isinstance(event, SensorStatus):
             self.ui.sensor_status(event.online, event.reason)
+            if not event.online:
+                # nobody watches the board now: the last reading (maybe half a slide) must
+                # not become "stable" by time alone; the snapshot after the link is back will
+                # be judged afresh (a consumed reading stays consumed)
+                self.watch.occupied = None
+            if event.online and event.degraded:      # warn before the link is declared dead
+                self.ui.warnings["sensor link"] = "sensor link errors"
+            else:
+                self.ui.warnings.pop("sensor link", None)
         elif isinstance(event, _Call):
             try:
                 event.result = event.fn()
@@ -181,55 +239,71 @@ class Service:
 
     def _tick(self, now: float) -> None:
         for gesture in self.buttons.tick(now):
+            self._touch()
             self.ui.gesture(gesture)
         if self.ui.consume_reading:       # an undo or a cancel: the board as it is makes no move
-            self.watch.consume()
+            self._touch()
+            self.watch.consume(now)
             self.ui.consume_reading = False
         self._judge(now)
+        for part in self._outputs():
+            part.check()
+            self._part_warning(part)
         self._refresh(now)
         self._feed_watchdog(now)
 
     def _judge(self, now: float) -> None:
-        expect = self.ui.expectation()
+        if self._expect is None:
+            self._expect = (self.ui.expectation(),)
+        expect = self._expect[0]
         if expect is None:
             return
         verdict = self.watch.judge(expect, now)
         key = (verdict, expect, self.ui.mode, len(self.ui.session.groups))
         if key != self._last_verdict:
             self._last_verdict = key
+            self._touch()
             self.ui.verdict(verdict)
 
     def _refresh(self, now: float, force: bool = False) -> None:
+        if not (force or self._changed):      # only time passed: the strip animates itself
+            return
+        self._changed = False
         screen = build_screen(self.ui)
         lights = build_lights(self.ui)
-        if force or lights != self._last_lights or (self._animating() and now >= self._next_frame):
-            self._show_leds(lights, now)
+        led_ticket = None
+        if force or lights != self._last_lights:
+            led_ticket = self._show_leds(lights)
         if force or screen != self._last_screen:
             self._last_screen = screen
             if self.parts.oled is not None:
-                self.parts.oled.show(render(screen))
-                self._part_warning(self.parts.oled)
+                after = (self.parts.strip, led_ticket) if led_ticket is not None else None
+                self.parts.oled.submit(render(screen), after)
         if force or screen is not self._last_screen or lights is not self._last_lights:
             self._publish(screen, lights)
 
-    def _show_leds(self, lights: Lights, now: float) -> None:
+    def _show_leds(self, lights: Lights) -> int | None:
+        """Hand new lights to the strip's output thread, which draws their first frame at
+        once and then animates them (pulse, blink, chase) at up to ``leds.fps`` frames
+        a second while they change; returns the first frame's ticket (None: no strip)."""
         self._last_lights = lights
-        self._next_frame = now + 1.0 / self.cfg["leds"]["fps"]
         if self.parts.strip is None:
-            return
-        frame = led_frame(lights, now, self._layout(lights.last_space))
-        if frame != self._last_frame:
-            self._last_frame = frame
-            self.parts.strip.show(frame)
-            self._part_warning(self.parts.strip)
+            return None
+        layout = self._layout(lights.last_space)
+        period = 1.0 / self.cfg["leds"]["fps"]
+
+        def next_at(t: float) -> float | None:
+            due = next_change(lights, t)
+            return None if due is None else max(due, t + period)
+        return self.parts.strip.submit(Animation(lambda t: led_frame(lights, t, layout), next_at))
+
+    def _outputs(self) -> list:
+        return [p for p in (self.parts.strip, self.parts.oled) if p is not None]
 
     def _part_warning(self, part) -> None:
-        if part.failed:
+        if part.failed and self.ui.warnings.get(part.name) != part.failed:
+            self._touch()
             self.ui.warnings[part.name] = part.failed
-
-    def _animating(self) -> bool:
-        lights = self._last_lights
-        return bool(lights and (lights.active or lights.expected or lights.wrong or lights.celebrate))
 
     def _spaces(self, channels: frozenset[int]) -> frozenset[int]:
         """Sensor channels -> time-board spaces through ``sensor.map`` (identity when unset)."""
@@ -261,7 +335,7 @@ class Service:
                              lights, tuple(ui.warnings.values()), ui.saved_to, self._seq)
 
     def _watchdog_period(self) -> float | None:
-        return self.notifier.watchdog_period if self.notifier is not None else None
+        return self.notifier.watchdog_period() if self.notifier is not None else None
 
     def _feed_watchdog(self, now: float) -> None:
         period = self._watchdog_period()
@@ -269,7 +343,32 @@ class Service:
             self.notifier.watchdog()
             self._next_watchdog = now + period
 
+    def _write_journal(self, body: dict) -> int:
+        """Journal one entry (the UI calls this before it shows a turn); logs when the disk
+        starts refusing and when it takes writes again (the UI warns on the OLED)."""
+        try:
+            seq = self.journal.append(body)
+        except JournalError as exc:
+            if not self._journal_failing:
+                LOG.error("%s; the game goes on in memory until the disk takes writes again", exc)
+            self._journal_failing = True
+            raise
+        if self._journal_failing:
+            LOG.warning("journal in %s writable again: caught up", self.journal.folder)
+            self._journal_failing = False
+        return seq
+
     # ----- records --------------------------------------------------------------------
+    def _ensure_record(self, session) -> None:
+        """After a restart on the end screen: find the game's saved record, or save it now
+        (power was cut between journaling the end and writing the record)."""
+        found = [p for p in sorted((self.folder / "records").glob(
+            f"game-*-{_game_digest(session)}.json")) if p.stat().st_size > 0]
+        try:
+            self.ui.saved_to = str(found[-1]) if found else self._save_record(session)
+        except OSError as exc:
+            self.ui.warnings["record"] = f"record not saved: {exc.strerror or exc}"
+
     def _save_record(self, session) -> str:
         """Write the finished game's record (untracked style) next to the journal."""
         record = session.record(meta={"saved": time.strftime("%Y-%m-%dT%H:%M:%S")})
@@ -279,11 +378,21 @@ class Service:
             if result.over else record
         folder = self.folder / "records"
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"game-{time.strftime('%Y%m%d-%H%M%S')}-{len(session.groups)}.json"
+        path = folder / (f"game-{time.strftime('%Y%m%d-%H%M%S')}-{len(session.groups)}-"
+                         f"{_game_digest(session)}.json")
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(dumps_record(record) + "\n", "utf-8")
+        with open(tmp, "wb") as fh:                 # durable: fsync the file, rename,
+            fh.write((dumps_record(record) + "\n").encode())   # fsync the folder (design 6)
+            fh.flush()
+            os.fsync(fh.fileno())
         tmp.replace(path)
+        fsync_dir(folder)
         return str(path)
+
+
+def _game_digest(session) -> str:
+    """8 hex digits naming a game's setup and turns (the same game gives the same digest)."""
+    return hashlib.sha1(dumps_record(session.record()).encode()).hexdigest()[:8]
 
 
 def _random_deal(game: str):

@@ -60,7 +60,7 @@ def test_buy_chosen_with_buttons_lights_the_target_then_the_token_completes_it(t
     assert [c.selected for c in status.screen.patches].count(True) == 1
     table.hands.move(0, 8, "lift")
     status = _wait(table, lambda s: s.turns == 4, "the purchase")
-    assert "pay 1 buttons" in status.screen.notice and "income: take" in status.screen.notice
+    assert "pay 1 button," in status.screen.notice and "income: take" in status.screen.notice
     areas = [state.spec.patches[p].area for p in (17, 29, 11)]   # green's three patches
     assert table.state.players[0].empty == 81 - sum(areas) == 64
 
@@ -185,7 +185,7 @@ def test_token_on_a_wrong_space_gets_guidance_and_changes_nothing(table):
     t.hands.move(1, 15)                       # no legal move of yellow ends on 15
     status = _wait(t, lambda s: s.screen.kind == "mismatch", "the guidance")
     assert status.screen.title == "CHECK BOARD"
-    assert any("back on 9" in line for line in status.screen.lines)
+    assert any("on 9." in line for line in status.screen.lines)
     assert any("15" in line for line in status.screen.lines)
     assert status.lights.expected == {9} and status.lights.wrong == {15}
     assert t.state == before

@@ -64,9 +64,9 @@ def notices(events, colours: tuple[str, str]) -> str:
     income = 0
     for e in events:
         if isinstance(e, ButtonsEarned) and e.buttons:
-            parts.append(f"take {e.buttons} buttons")
+            parts.append(f"take {e.buttons} button{'s' if e.buttons > 1 else ''}")
         elif isinstance(e, PatchBought) and e.cost:
-            parts.append(f"pay {e.cost} buttons")
+            parts.append(f"pay {e.cost} button{'s' if e.cost > 1 else ''}")
         elif isinstance(e, IncomePaid):
             income += e.buttons
         elif isinstance(e, LeatherWon):

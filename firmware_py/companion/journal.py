@@ -45,7 +45,8 @@ def _line(seq: int, body: dict) -> bytes:
                        separators=(",", ":")) + "\n").encode()
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """fsync a folder, so a rename or a new file in it survives a power cut."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -87,6 +88,7 @@ class Journal:
         self.seq = 0
         self._entries: list[dict] = []
         self._dirty = False
+        self._unfinished = 0
         self._since_snapshot = 0
 
     def load(self) -> Loaded:
@@ -96,11 +98,15 @@ class Journal:
         and is reported in ``problems``; the files are then rewritten.
         """
         found = Loaded()
+        self._unfinished = 0
         snap = self._read_snapshot(found)
         entries = list(snap.get("entries", []))
         seq = snap.get("seq", 0)
         for lineno, raw in enumerate(self._read_lines(found), start=1):
             body, line_seq, problem = self._parse_line(raw)
+            if not problem and lineno == self._unfinished:
+                found.problems.append(f"{self.path}: line {lineno} has no line end (its write "
+                                      f"was cut short); kept it, rewriting the journal")
             if problem:
                 found.problems.append(f"{self.path}: line {lineno}: {problem}; "
                                       f"resumed from the last good entry (seq {seq})")
@@ -147,6 +153,11 @@ class Journal:
         lines = data.split(b"\n")
         if lines and lines[-1] == b"":
             lines.pop()
+        elif lines and lines[-1]:
+            # the last write was cut before its newline: even if that line reads well,
+            # the next append must not be glued onto it, so the files are rewritten first
+            self._dirty = True
+            self._unfinished = len(lines)
         return lines
 
     @staticmethod
@@ -184,6 +195,13 @@ class Journal:
             self._try_snapshot()
         return seq
 
+    def reset_to(self, entries: list[dict]) -> None:
+        """Make ``entries`` (effective bodies, e.g. the part of a loaded game that
+        replays) the journal's whole content; the files are rewritten before the
+        next entry is appended."""
+        self._entries = effective(list(entries))
+        self._dirty = True
+
     def _remember(self, body: dict) -> None:
         """Keep an entry that could not be written, so a later rewrite saves it."""
         self.seq += 1
@@ -204,7 +222,7 @@ class Journal:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, self.snapshot_path)
-        _fsync_dir(self.folder)
+        fsync_dir(self.folder)
         self._since_snapshot = 0
 
     def _rewrite(self) -> None:
@@ -213,7 +231,7 @@ class Journal:
         with open(self.path, "wb") as fh:
             fh.flush()
             os.fsync(fh.fileno())
-        _fsync_dir(self.folder)
+        fsync_dir(self.folder)
         self._dirty = False
 
     def archive(self, name: str) -> None:

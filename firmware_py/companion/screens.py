@@ -135,9 +135,9 @@ def _mismatch(ui):
         who = [i for i, p in enumerate(state.players) if p.position == space]
         names = " and ".join(colours[i].capitalize() for i in who)
         if state.to_move in who:
-            lines.append(f"{names}: back on {space}.")
+            lines.append(f"Put {names} on {space}.")
         else:
-            lines += [f"{names} is not to move:", f"put it back on {space}."]
+            lines += [f"{names}'s token belongs", f"on {space}: put it there."]
     for space in sorted(v.wrong):
         lines.append(f"Nothing belongs on {space}.")
     return Screen("mismatch", "CHECK BOARD", lines=tuple(lines), footer="FIX THE BOARD TO GO ON")

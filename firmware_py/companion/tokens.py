@@ -65,10 +65,16 @@ class TokenWatch:
             self.occupied = frozenset(occupied)
             self.since = now
 
-    def consume(self) -> None:
+    def consume(self, now: float | None = None) -> None:
         """Ignore the current reading until it changes (after an undo, a cancel or
-        a move entered by buttons), so one reading never makes two moves."""
+        a move entered by buttons), so one reading never makes two moves.
+
+        With ``now``, the guidance delay restarts then: the players get
+        ``guidance_s`` to put the tokens back before the board is called wrong.
+        """
         self._consumed = self.occupied
+        if now is not None and self.occupied is not None:
+            self.since = now
 
     def next_deadline(self, now: float) -> float | None:
         """When :meth:`judge` may next give a different verdict, or None."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -49,13 +50,42 @@ class Parts:
             self.sim_sensor.close()
 
 
+START_SECONDS = 10.0  #: a part whose driver does not start within this long is left out
+
+
 def _try(parts: Parts, what: str, build: Callable):
-    try:
-        return build()
-    except Exception as exc:  # noqa: BLE001  any driver error: report, go on without the part
-        LOG.error("%s failed to start: %s", what, exc)
-        parts.failures.append(f"{what} failed to start: {exc}")
+    """``build()`` on a helper thread: its result, or None when it raised or did not
+    finish within ``START_SECONDS`` (a hung bus); either way the failure is reported
+    and the game goes on without the part. A build that finishes too late is closed."""
+    box: dict = {}
+    lock = threading.Lock()
+
+    def run():
+        try:
+            result = build()
+        except Exception as exc:  # noqa: BLE001  any driver error: report, go on without it
+            result, box["error"] = None, exc
+        with lock:
+            box["result"] = result
+            late = box.get("abandoned", False)
+        if late and hasattr(result, "close"):
+            try:
+                result.close()      # e.g. release pins claimed after we gave up waiting
+            except Exception:  # noqa: BLE001
+                pass
+
+    thread = threading.Thread(target=run, name=f"start-{what}", daemon=True)
+    thread.start()
+    thread.join(START_SECONDS)
+    with lock:
+        if "result" not in box:
+            box["abandoned"] = True
+            box["error"] = f"no answer within {START_SECONDS:g} s"
+    if "error" in box:
+        LOG.error("%s failed to start: %s", what, box["error"])
+        parts.failures.append(f"{what} failed to start: {box['error']}")
         return None
+    return box["result"]
 
 
 def _pin_factory(name: str):

@@ -8,10 +8,16 @@ shows on the OLED and logs, and the game goes on without it (design 3).
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from dataclasses import dataclass
 from typing import Callable
 
 LOG = logging.getLogger(__name__)
+
+HANG_SECONDS = 2.0     #: a driver call running longer than this marks its part failed
+CLOSE_SECONDS = 1.0    #: how long :meth:`Part.close` waits for a busy driver
+ORDER_SECONDS = 0.25   #: how long an OLED frame waits for the LED frame submitted before it
 
 
 @dataclass(frozen=True)
@@ -24,39 +30,198 @@ class RawButton:
     at: float
 
 
+@dataclass(frozen=True)
+class Animation:
+    """Frames that change with time, for :meth:`Part.submit`: ``render(now)`` is the
+    frame at ``now`` (``time.monotonic()`` seconds) and ``next_at(now)`` when it may
+    next differ (None: it stays as it is until the next submission)."""
+
+    render: Callable[[float], object]
+    next_at: Callable[[float], float | None]
+
+
 class Part:
-    """Base of an output part: ``name``, ``failed`` (a reason, or "")."""
+    """Base of an output part: ``name``, ``failed`` (a reason, or "").
+
+    :meth:`show` hands a frame to the driver on the calling thread. The
+    service uses :meth:`submit` instead: frames go to the part's own output
+    thread, which keeps only the latest one, so a slow or hanging driver never
+    blocks the game loop; an :class:`Animation` is played there too (a pulsing
+    LED needs no work from the loop). :meth:`check` (called by the loop) marks
+    the part failed when one driver call has run for ``HANG_SECONDS``;
+    ``on_failure`` (set by the service, called from any thread) is told when
+    the part fails.
+    """
 
     name = "part"
 
     def __init__(self):
         self.failed = ""
+        self.on_failure: Callable[["Part"], None] | None = None
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._pending: tuple | None = None    # (ticket, frame, (part, ticket) to wait for)
+        self._tickets = 0                     # frames submitted so far
+        self._done = 0                        # ticket of the last frame handed and returned
+        self._busy_since: float | None = None  # time.monotonic() since a frame is in flight
+        self._closing = False
+        self._last_frame = None               # the last frame of an animation shown
 
-    def _fail(self, exc: BaseException) -> None:
-        if not self.failed:
+    def show(self, frame) -> None:           # pragma: no cover - overridden
+        """Hand ``frame`` to the driver now (never raises)."""
+
+    def _close_driver(self) -> None:         # pragma: no cover - overridden
+        """Switch the hardware off (never raises)."""
+
+    def _fail(self, exc: BaseException | str) -> None:
+        first = not self.failed
+        if first:
             LOG.error("%s failed: %s", self.name, exc)
-        self.failed = f"{self.name} failed: {type(exc).__name__}"
+        self.failed = (f"{self.name} failed: {exc}" if isinstance(exc, str)
+                       else f"{self.name} failed: {type(exc).__name__}")
+        if first and self.on_failure is not None:
+            try:
+                self.on_failure(self)
+            except Exception:  # noqa: BLE001  the listener's bug must not kill an output thread
+                LOG.exception("%s: on_failure listener failed", self.name)
+
+    # ----- the output thread --------------------------------------------------------
+    def submit(self, frame, after: tuple["Part", int] | None = None) -> int:
+        """Queue ``frame`` for the output thread and return its ticket; never blocks.
+
+        Only the latest frame waiting is kept (an older one not yet handed to
+        the driver is dropped). ``frame`` may be an :class:`Animation`: its
+        first frame goes out at once (that is the ticket), later ones when due
+        and different, until the next submission. ``after`` = (part, ticket): hand this frame over
+        only once that part's frame ``ticket`` went out (or ``ORDER_SECONDS``
+        passed), so an OLED frame follows the LED frame of the same change.
+        """
+        with self._cond:
+            if self._closing:
+                return self._tickets
+            self._tickets += 1
+            if self._busy_since is None:
+                self._busy_since = time.monotonic()
+            self._pending = (self._tickets, frame, after)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=f"output-{self.name}",
+                                                daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+            return self._tickets
+
+    def wait_sent(self, ticket: int, timeout: float) -> bool:
+        """Wait until frame ``ticket`` (or a later one) went out, the part failed, or ``timeout``."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._done < ticket and not self.failed:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+            return True
+
+    def flush(self, timeout: float = CLOSE_SECONDS) -> bool:
+        """Wait until every submitted frame went out (True) or ``timeout`` passed (False)."""
+        return self.wait_sent(self._tickets, timeout)
+
+    def hang_in(self) -> float | None:
+        """Seconds until the frame in flight counts as hung (0 when it does), or None."""
+        with self._cond:
+            since = self._busy_since
+        if since is None or self.failed:
+            return None
+        return max(0.0, since + HANG_SECONDS - time.monotonic())
+
+    def check(self) -> str:
+        """Mark the part failed if a frame has been in flight for ``HANG_SECONDS``; returns ``failed``."""
+        if self.hang_in() == 0.0:
+            self._fail(f"no answer for {HANG_SECONDS:g} s")
+        return self.failed
+
+    def _run(self) -> None:
+        playing, due = None, None             # the animation being played, its next frame
+        while True:
+            with self._cond:
+                while self._pending is None and not self._closing:
+                    left = None if due is None else due - time.monotonic()
+                    if left is not None and left <= 0:
+                        break
+                    self._cond.wait(left)
+                if self._closing and self._pending is None:
+                    return
+                fresh = self._pending is not None
+                if fresh:
+                    ticket, item, after = self._pending
+                    self._pending = None
+                else:                           # the next frame of the animation
+                    ticket, item, after = self._done, playing, None
+                    self._busy_since = time.monotonic()
+            if after is not None:
+                after[0].wait_sent(after[1], ORDER_SECONDS)
+            frame, playing, due = self._frame_of(item)
+            if frame is not None and (fresh or frame != self._last_frame):
+                self.show(frame)
+                self._last_frame = frame if playing is not None else None
+            with self._cond:
+                self._done = ticket
+                if self._pending is None:
+                    self._busy_since = None
+                else:                           # a newer frame waits: it is in flight now
+                    self._busy_since = time.monotonic()
+                self._cond.notify_all()
+
+    def _frame_of(self, item) -> tuple:
+        """(frame to show, animation playing or None, when its next frame is due or None)."""
+        if not isinstance(item, Animation):
+            return item, None, None
+        if self.failed:                         # nothing goes out: stop drawing
+            return None, None, None
+        now = time.monotonic()
+        try:
+            return item.render(now), item, item.next_at(now)
+        except Exception as exc:  # noqa: BLE001  a renderer bug must not kill the thread
+            self._fail(exc)
+            return None, None, None
+
+    def close(self) -> None:
+        """Send what is queued, then switch the part off; waits at most ``CLOSE_SECONDS``
+        for a busy driver (a hung one is left behind, never waited for)."""
+        with self._cond:
+            self._closing = True
+            thread = self._thread
+            self._cond.notify_all()
+        if thread is not None:
+            thread.join(CLOSE_SECONDS)
+            if thread.is_alive():
+                LOG.warning("%s: driver still busy at shutdown; not switched off", self.name)
+                return
+        if not self.failed:
+            self._close_driver()
 
 
 class ButtonPanel:
-    """The NEXT/OK/BACK push buttons as gpiozero ``Button`` objects.
+    """The NEXT/OK/BACK push buttons as gpiozero input devices.
 
     ``pins``: {"next": BCM, "ok": BCM, "back": BCM}; buttons wire to GND and use
     the internal pull-up. gpiozero's own debounce is off (its mock pins ignore
     it anyway, design 6): every raw edge is posted as :class:`RawButton` with
-    ``clock()`` time and classified by :mod:`firmware_py.companion.buttons`.
+    ``clock()`` time and classified by :mod:`firmware_py.companion.buttons`,
+    which also decides holds; so each button is a ``DigitalInputDevice`` (a
+    ``Button`` without its hold thread, which polls ten times a second).
     Raises gpiozero's errors if a pin cannot be claimed.
     """
 
     def __init__(self, pins: dict[str, int], post: Callable[[object], None],
                  clock: Callable[[], float], pin_factory=None):
-        from gpiozero import Button
+        from gpiozero import DigitalInputDevice
         self.buttons = {}
         self.pins = dict(pins)
         for name, pin in pins.items():
-            button = Button(pin, pull_up=True, bounce_time=None, pin_factory=pin_factory)
-            button.when_pressed = self._edge(name, True, post, clock)
-            button.when_released = self._edge(name, False, post, clock)
+            button = DigitalInputDevice(pin, pull_up=True, bounce_time=None,
+                                        pin_factory=pin_factory)
+            button.when_activated = self._edge(name, True, post, clock)
+            button.when_deactivated = self._edge(name, False, post, clock)
             self.buttons[name] = button
 
     @staticmethod
@@ -84,30 +249,33 @@ class LedStrip(Part):
         super().__init__()
         self.pixels = pixels
         self.on_frame = on_frame
+        self._sent: list | None = None      # the last frame shown in full
 
     def show(self, frame: list[tuple[int, int, int]]) -> None:
         """Send ``frame``; a library error marks the strip failed (never raises)."""
         if self.failed:
             return
         try:
-            pixels = self.pixels
+            pixels, last = self.pixels, self._sent
             for i, colour in enumerate(frame):
-                pixels[i] = colour
+                if last is None or last[i] != colour:   # only the LEDs that changed
+                    pixels[i] = colour
+            self._sent = None                            # unknown until show() returns
             pixels.show()
+            self._sent = list(frame)
         except Exception as exc:  # noqa: BLE001  a driver may raise anything
             self._fail(exc)
             return
         if self.on_frame is not None:
             self.on_frame(frame)
 
-    def close(self) -> None:
+    def _close_driver(self) -> None:
         """Switch every LED off (on shutdown, so a stopped service leaves nothing lit)."""
-        if not self.failed:
-            try:
-                self.pixels.fill((0, 0, 0))
-                self.pixels.show()
-            except Exception as exc:  # noqa: BLE001
-                self._fail(exc)
+        try:
+            self.pixels.fill((0, 0, 0))
+            self.pixels.show()
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
 
 
 class Oled(Part):
@@ -136,11 +304,10 @@ class Oled(Part):
         if self.on_frame is not None:
             self.on_frame(image)
 
-    def close(self) -> None:
+    def _close_driver(self) -> None:
         """Clear and switch the display off (on shutdown)."""
-        if not self.failed:
-            try:
-                self.device.clear()
-                self.device.hide()
-            except Exception as exc:  # noqa: BLE001
-                self._fail(exc)
+        try:
+            self.device.clear()
+            self.device.hide()
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)

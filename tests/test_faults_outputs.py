@@ -1,0 +1,204 @@
+"""The OLED and the LED strip failing: raising or hanging, at start or at a frame.
+
+Faults are injected where the real drivers touch the hardware: the luma
+``noop`` serial interface under the real ssd1306 device (an I2C error is
+``OSError(121)``, a stuck bus never returns), and ``neopixel_write`` under the
+real ``neopixel.NeoPixel`` (or its constructor, as when the PWM/DMA set-up
+fails). Whatever fails, the game loop keeps running, the LEDs keep being
+sent before the OLED, and the OLED (or the log) says which part failed.
+"""
+from __future__ import annotations
+
+import errno
+import sys
+import threading
+import time
+
+import pytest
+from luma.core.interface.serial import noop
+
+from firmware_py.hw import backends, parts
+
+from test_faults_rig import GOLDEN_RECORDS, game_view, start_table, wait_until
+
+RECORD = GOLDEN_RECORDS[0]
+
+
+class Gate:
+    """A hanging driver call: blocks until :meth:`release` (called at the end of a test)."""
+
+    def __init__(self):
+        self.event = threading.Event()
+        self.entered = threading.Event()
+
+    def hang(self, *args, **kwargs):
+        self.entered.set()
+        self.event.wait(30)
+
+    def release(self):
+        self.event.set()
+
+
+@pytest.fixture
+def table(tmp_path, monkeypatch):
+    """Start the companion (frames counted); closes it, releasing any hung driver first."""
+    monkeypatch.setattr(parts, "HANG_SECONDS", 0.6)
+    monkeypatch.setattr(backends, "START_SECONDS", 0.8)
+    made = []
+
+    def start(**kwargs):
+        frames = {"led": 0, "oled": 0}
+        companion = start_table(tmp_path, RECORD, on_led_frame=lambda f: _count(frames, "led"),
+                                on_oled_frame=lambda i: _count(frames, "oled"), **kwargs)
+        made.append(companion)
+        return companion, frames
+    yield start
+    for gate in Gate.instances:
+        gate.release()
+    Gate.instances.clear()
+    for companion in made:
+        companion.close()
+
+
+Gate.instances = []
+
+
+def gate() -> Gate:
+    g = Gate()
+    Gate.instances.append(g)
+    return g
+
+
+def _count(frames: dict, kind: str) -> None:
+    frames[kind] += 1
+
+
+def warning(companion) -> str:
+    return companion.service.status.screen.warning
+
+
+def still_plays(companion) -> None:
+    """The loop answers and a button still changes the game (NEXT chooses a patch)."""
+    from firmware_py.sim.hands import Hands
+    service = companion.service
+    before = service.call(service.ui.selected)
+    Hands(companion, press_s=0.03).press("next")
+    assert service.call(service.ui.selected) != before
+    wait_until(lambda: "sensor" not in warning(companion), "the sensor online")
+    assert game_view(service)[2] == "turn"
+
+
+def i2c_error(*args, **kwargs):
+    raise OSError(errno.EREMOTEIO, "Remote I/O error")
+
+
+# --------------------------------------------------------------------- at start
+def test_an_oled_that_raises_at_start_is_left_out_and_the_game_goes_on(table, monkeypatch):
+    monkeypatch.setattr(noop, "command", i2c_error, raising=False)
+    companion, frames = table()
+    assert companion.parts.oled is None
+    assert any(p.startswith("OLED failed to start: [Errno 121]") for p in companion.service.problems)
+    assert "OLED failed to start" in warning(companion)
+    still_plays(companion)
+    assert frames["led"] > 0
+
+
+def test_an_oled_that_hangs_at_start_is_left_out_after_a_bounded_wait(table, monkeypatch):
+    stuck = gate()
+    monkeypatch.setattr(noop, "command", stuck.hang, raising=False)
+    began = time.monotonic()
+    companion, frames = table()
+    assert time.monotonic() - began < 5
+    assert companion.parts.oled is None and stuck.entered.is_set()
+    assert any("OLED failed to start: no answer within" in p for p in companion.service.problems)
+    assert "OLED failed to start" in warning(companion)
+    still_plays(companion)
+
+
+@pytest.mark.parametrize("how", ["raises", "hangs"])
+def test_an_led_strip_that_fails_at_start_is_left_out_and_the_oled_says_so(table, monkeypatch, how):
+    import os
+    os.environ.setdefault("BLINKA_FORCEBOARD", "OS_AGNOSTIC_BOARD")
+    os.environ.setdefault("BLINKA_FORCECHIP", "OS_AGNOSTIC")
+    import neopixel
+    stuck = gate()
+
+    class BrokenPixels(neopixel.NeoPixel):
+        def __init__(self, *args, **kwargs):
+            if how == "raises":
+                raise RuntimeError("ws2811_init failed with code -5 (mmap() failed)")
+            stuck.hang()
+    monkeypatch.setattr(neopixel, "NeoPixel", BrokenPixels)
+    companion, frames = table()
+    assert companion.parts.strip is None
+    assert "LED strip failed to start" in warning(companion)
+    still_plays(companion)
+    assert frames["oled"] > 0
+
+
+# --------------------------------------------------------------------- at a frame
+def test_an_oled_that_raises_at_a_frame_is_reported_and_the_leds_go_on(table, monkeypatch):
+    companion, frames = table()
+    monkeypatch.setattr(noop, "data", i2c_error, raising=False)
+    still_plays(companion)                                   # the next screen fails to go out
+    wait_until(lambda: "OLED failed: OSError" in warning(companion), "the OLED failure said")
+    led = frames["led"]
+    wait_until(lambda: frames["led"] > led + 3, "LED frames still flowing (the pulse)")
+    still_plays(companion)
+
+
+def test_an_led_strip_that_raises_at_a_frame_is_reported_on_the_oled(table, monkeypatch):
+    companion, frames = table()
+    neopixel = sys.modules["neopixel"]
+    monkeypatch.setattr(neopixel, "neopixel_write", i2c_error)
+    wait_until(lambda: "LED strip failed: OSError" in warning(companion), "the strip failure said")
+    oled = frames["oled"]
+    still_plays(companion)
+    wait_until(lambda: frames["oled"] > oled, "OLED frames still going out")
+
+
+@pytest.mark.parametrize("part", ["OLED", "LED strip"])
+def test_a_driver_that_hangs_at_a_frame_never_stops_the_loop(table, monkeypatch, part):
+    companion, frames = table()
+    stuck = gate()
+    if part == "OLED":
+        monkeypatch.setattr(noop, "data", stuck.hang, raising=False)
+        still_plays(companion)                               # a new screen: the call hangs
+    else:
+        monkeypatch.setattr(sys.modules["neopixel"], "neopixel_write", stuck.hang)
+    assert stuck.entered.wait(3)
+    hung_at = time.monotonic()
+    still_plays(companion)                                   # the loop answers meanwhile
+    wait_until(lambda: f"{part} failed: no answer for 0.6 s" in warning(companion),
+               f"the hung {part} reported", 3.0)
+    assert time.monotonic() - hung_at < 2.0
+    still_plays(companion)
+    if part == "OLED":
+        led = frames["led"]
+        wait_until(lambda: frames["led"] > led + 3, "LED frames still flowing")
+
+
+def test_the_led_frame_of_a_change_goes_out_before_its_oled_frame(table, monkeypatch):
+    companion, _ = table()
+    order: list[str] = []
+    neopixel = sys.modules["neopixel"]
+    real_write = neopixel.neopixel_write
+
+    def led_write(pin, buf):
+        time.sleep(0.01)                                     # a strip slower than the OLED
+        order.append("led")
+        real_write(pin, buf)
+    monkeypatch.setattr(neopixel, "neopixel_write", led_write)
+    monkeypatch.setattr(noop, "data", lambda *a, **k: order.append("oled"), raising=False)
+    from firmware_py.sim.hands import Hands
+    hands = Hands(companion, press_s=0.03)
+    checked = 0
+    for _ in range(8):                                       # NEXT: a new card, often a new target
+        before = companion.service.status.lights.targets
+        order.clear()
+        hands.press("next")
+        wait_until(lambda: "oled" in order, "the OLED frame")
+        if companion.service.status.lights.targets != before:
+            assert "led" in order[:order.index("oled")], order
+            checked += 1
+    assert checked >= 4
