@@ -55,7 +55,7 @@ from firmware_py.demo import bundled_record                   # noqa: E402
 from firmware_py.hw import sensor_protocol as sp              # noqa: E402
 from firmware_py.hw.backends import build_parts               # noqa: E402
 from firmware_py.hw.sensor_link import SensorLink, SensorOccupancy  # noqa: E402
-from firmware_py.rules import Buy, parse_record, untracked_copy     # noqa: E402
+from firmware_py.rules import Buy, parse_record                     # noqa: E402
 from firmware_py.service import Service                       # noqa: E402
 from firmware_py.view.leds import WHITE                       # noqa: E402
 
@@ -104,43 +104,68 @@ def write_setup(folder: Path, setup: Setup) -> None:
 
 # ------------------------------------------------------------------ recording
 class Recorder:
-    """Timestamps (perf_counter) every frame handed to the LED and OLED drivers."""
+    """Timestamps (perf_counter) every frame handed to the LED and OLED drivers.
+
+    The wrappers run on the output threads; :meth:`wait` sleeps on a condition
+    they signal and looks only at frames recorded since :meth:`mark`, so the
+    measuring thread takes no CPU (and no GIL) from the threads it measures.
+    """
 
     def __init__(self, parts):
         self.led: list[tuple[float, frozenset]] = []
         self.oled: list[float] = []
+        self.cond = threading.Condition()
         pixels, device = parts.strip.pixels, parts.oled.device
         show, display = pixels.show, device.display
         count = len(pixels)
+        white = list(WHITE)
 
         def led_show():
             t = time.perf_counter()
-            self.led.append((t, frozenset(i for i in range(count) if list(pixels[i]) == list(WHITE))))
+            whites = frozenset(i for i in range(count) if list(pixels[i]) == white)
+            with self.cond:
+                self.led.append((t, whites))
+                self.cond.notify_all()
             return show()
 
         def oled_display(image):
-            self.oled.append(time.perf_counter())
+            t = time.perf_counter()
+            with self.cond:
+                self.oled.append(t)
+                self.cond.notify_all()
             return display(image)
         pixels.show = led_show
         device.display = oled_display
 
-    def wait(self, t0: float, whites: frozenset | None, timeout: float = 2.0) -> tuple:
+    def mark(self) -> tuple[int, int]:
+        """Where the frame lists stand now (call before the event)."""
+        with self.cond:
+            return len(self.led), len(self.oled)
+
+    def wait(self, mark: tuple[int, int], t0: float, whites: frozenset | None,
+             timeout: float = 2.0) -> tuple:
         """(LED, OLED) latency in ms of the first frames after ``t0`` (the LED frame
         recognised by its lit targets ``whites``; None: no LED frame expected)."""
         deadline = time.perf_counter() + timeout
-        led = oled = None
-        if whites is None:
-            led = t0
-        while time.perf_counter() < deadline and (led is None or oled is None):
-            if led is None:
-                led = next((t for t, w in reversed(self.led) if t >= t0 and w == whites), None)
-                if led is not None:
-                    led = min(t for t, w in self.led if t >= t0 and w == whites)
-            if oled is None:
-                oled = next((t for t in self.oled if t >= t0), None)
-            time.sleep(0.0005)
-        if led is None or oled is None:
-            raise RuntimeError(f"no frame within {timeout} s (led {led}, oled {oled})")
+        led = t0 if whites is None else None
+        oled = None
+        i, j = mark
+        with self.cond:
+            while led is None or oled is None:
+                for t, w in self.led[i:]:
+                    if led is None and t >= t0 and w == whites:
+                        led = t
+                i = len(self.led)
+                for t in self.oled[j:]:
+                    if oled is None and t >= t0:
+                        oled = t
+                j = len(self.oled)
+                left = deadline - time.perf_counter()
+                if led is not None and oled is not None:
+                    break
+                if left <= 0:
+                    raise RuntimeError(f"no frame within {timeout} s (led {led}, oled {oled})")
+                self.cond.wait(left)
         return (led - t0) * 1000, (oled - t0) * 1000
 
 
@@ -249,13 +274,14 @@ def latency(events: int, say) -> dict:
             whites = lit(state, nxt)
             pin.drive_low()
             time.sleep(0.022)                   # longer than the 20 ms debounce window
+            mark = rec.mark()
             t0 = time.perf_counter()
             pin.drive_high()
             if whites != lit(state, chosen):    # the lit target changes: both outputs do
-                led, oled = rec.wait(t0, whites)
+                led, oled = rec.wait(mark, t0, whites)
                 leds.append(led)
             else:                               # same target (or none): only the OLED card
-                oled = rec.wait(t0, None)[1]
+                oled = rec.wait(mark, t0, None)[1]
             oleds.append(oled)
             time.sleep(0.022)
         leds, oleds = leds[:events], oleds[:events]
@@ -274,8 +300,9 @@ def latency(events: int, say) -> dict:
             leds, oleds = [], []
             for k in range(events):
                 away = k % 2 == 0
+                mark = rec.mark()
                 t0 = send(home | {ambiguous} if away else home)
-                led, oled = rec.wait(t0, frozenset() if away else target)
+                led, oled = rec.wait(mark, t0, frozenset() if away else target)
                 leds.append(led)
                 oleds.append(oled)
                 mode = "confirm" if away else "turn"
@@ -322,9 +349,15 @@ def latency(events: int, say) -> dict:
 
 # ------------------------------------------------------------------ the process
 def _proc_cpu(pid: int) -> float:
-    """utime + stime of ``pid`` in seconds (its own threads, not its children)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU seconds run by ``pid``'s threads (not its children), from the scheduler's
+    exact accounting (``schedstat``, ns) rather than the 10 ms ticks of ``stat``."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass                                # a thread that just ended
+    return total / 1e9
 
 
 def _proc_status(pid: int, key: str) -> float:
@@ -456,8 +489,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.events, args.idle_seconds, args.ready_runs = 200, 5.0, 2
 
+    began = time.monotonic()
+
     def say(text):
-        print(text, file=sys.stderr, flush=True)
+        print(f"[{time.monotonic() - began:6.1f} s] {text}", file=sys.stderr, flush=True)
     m = machine()
     say("latency ...")
     lat = latency(args.events, say)

@@ -278,9 +278,11 @@ class Service:
             self._last_screen = screen
             if self.parts.oled is not None:
                 after = (self.parts.strip, led_ticket) if led_ticket is not None else None
-                self.parts.oled.submit(render(screen), after)
-        if force or screen is not self._last_screen or lights is not self._last_lights:
-            self._publish(screen, lights)
+                # drawn on the OLED's thread, after the LED frame went out: the loop and
+                # the strip never wait for the image
+                self.parts.oled.submit(Animation(lambda _t, shown=screen: render(shown), _once),
+                                       after)
+        self._publish(screen, lights)           # after every rebuild: what is shown now
 
     def _show_leds(self, lights: Lights) -> int | None:
         """Hand new lights to the strip's output thread, which draws their first frame at
@@ -388,6 +390,11 @@ class Service:
         tmp.replace(path)
         fsync_dir(folder)
         return str(path)
+
+
+def _once(_now: float) -> None:
+    """An OLED screen is drawn once (no next frame)."""
+    return None
 
 
 def _game_digest(session) -> str:

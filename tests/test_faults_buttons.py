@@ -23,6 +23,7 @@ RECORD = GOLDEN_RECORDS[0]
 
 @pytest.fixture
 def table(tmp_path):
+    """Start companions on demand (the game set up, the sensor online); close them after."""
     companions = []
 
     def start(**kwargs):
@@ -93,6 +94,7 @@ class Finger:
 
 
 def test_contact_chatter_on_press_and_release_is_one_press(table):
+    """Twelve presses, each bouncing 2-4 times going down and going up, are twelve presses."""
     companion = table()
     service = companion.service
     seen = record_gestures(service)
@@ -108,6 +110,7 @@ def test_contact_chatter_on_press_and_release_is_one_press(table):
 
 
 def test_a_chattering_hold_is_one_hold(table):
+    """A bouncing hold of OK opens the menu once, and its release is no press."""
     companion = table()
     service = companion.service
     seen = record_gestures(service)

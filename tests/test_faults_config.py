@@ -31,20 +31,24 @@ ALLOWED = ("expected", "is not one of", "is outside", "is not 'first-last'", "is
 
 
 def keys():
+    """Every (section, name, Key) of the schema."""
     for section, entries in SCHEMA.items():
         for name, key in entries.items():
             yield section, name, key
 
 
 def where(section: str, name: str) -> str:
+    """How messages name a key: ``section.name`` (or ``name`` at the top)."""
     return f"{section}.{name}" if section else name
 
 
 def data_for(section: str, name: str, value) -> dict:
+    """A config dict setting only ``name`` in ``section`` to ``value``."""
     return {name: value} if section == "" else {section: {name: value}}
 
 
 def problems(data: dict) -> list[str]:
+    """The problems :func:`validate` raises for ``data`` (it must raise)."""
     with pytest.raises(ConfigError) as caught:
         validate(data, "test.toml")
     return caught.value.problems
@@ -69,6 +73,7 @@ CASES = [(s, n, v, "type") for s, n, k in keys() for v in WRONG_TYPE[k.kind]] + 
 @pytest.mark.parametrize("section,name,value,how", CASES,
                          ids=[f"{where(s, n)}={v!r}" for s, n, v, _ in CASES])
 def test_every_key_wrong_in_every_way_is_named_with_what_is_allowed(section, name, value, how):
+    """One wrong value, one message: it starts with the key and says what is allowed."""
     found = problems(data_for(section, name, value))
     assert len(found) == 1, found
     message = found[0]
@@ -77,17 +82,20 @@ def test_every_key_wrong_in_every_way_is_named_with_what_is_allowed(section, nam
 
 
 def test_every_key_is_covered_by_some_wrong_value():
+    """No key of the schema escapes the wrong-value cases."""
     named = {where(s, n) for s, n, _, _ in CASES}
     assert named == {where(s, n) for s, n, _ in keys()}
 
 
 @pytest.mark.parametrize("section", [s for s in SCHEMA])
 def test_an_unknown_key_in_each_section_names_the_allowed_keys(section):
+    """A key that does not exist names the keys that do."""
     found = problems(data_for(section, "colour", "red"))
     assert found == [f"{where(section, 'colour')}: unknown key; allowed: {sorted(SCHEMA[section])}"]
 
 
 def test_unknown_sections_and_sections_that_are_not_tables():
+    """[lights] does not exist; ``buttons = 5`` is not a table."""
     assert problems({"lights": {"fps": 5}}) == [
         f"[lights]: unknown section; allowed: {sorted(s for s in SCHEMA if s)}"]
     found = problems({"buttons": 5})
@@ -95,6 +103,7 @@ def test_unknown_sections_and_sections_that_are_not_tables():
 
 
 def test_keys_that_are_wrong_together():
+    """Button pins shared, and LED maps that do not fit the strip or the board."""
     assert problems({"buttons": {"next": 6}}) == [
         "buttons: next, ok and back need three different BCM pins, got [6, 6, 13]"]
     found = problems({"leds": {"count": 30}})                 # the default map needs 54 LEDs
@@ -107,6 +116,7 @@ def test_keys_that_are_wrong_together():
 
 
 def test_every_problem_of_a_file_is_listed_at_once(tmp_path):
+    """A file with eight mistakes gets eight messages, in file order."""
     bad = tmp_path / "bad.toml"
     bad.write_text('backend = "pie"\ncolour = 1\n[buttons]\nok = 40\nhold_seconds = "long"\n'
                    '[leds]\nfps = 0\npin = "GPIO18"\n[sensor]\nports = "/dev/ttyACM0"\n[disco]\nx = 1\n')
@@ -126,6 +136,7 @@ def test_every_problem_of_a_file_is_listed_at_once(tmp_path):
     ("[leds\ncount = 3\n", "not valid TOML"),
 ], ids=["missing", "a-folder", "not-utf8", "no-value", "unclosed-table"])
 def test_a_file_that_cannot_be_read_says_why(tmp_path, content, expected):
+    """Missing, a folder, not UTF-8, not TOML: one message saying which."""
     path = tmp_path / "config.toml"
     if content == "folder":
         path.mkdir()
@@ -139,11 +150,13 @@ def test_a_file_that_cannot_be_read_says_why(tmp_path, content, expected):
 
 
 def test_the_packaged_default_is_valid():
+    """The shipped default config passes its own checks."""
     assert load_config()["leds"]["pin"] == "D18"
 
 
 @pytest.mark.parametrize("bad", ["keys", "missing"])
 def test_run_with_a_bad_config_exits_2_with_the_messages_and_starts_nothing(tmp_path, bad):
+    """``run --config BAD``: exit 2, every message on stderr, no journal folder, no sensor link."""
     state, link = tmp_path / "state", tmp_path / "sensor-link"
     path = tmp_path / "bad.toml"
     if bad == "keys":

@@ -23,6 +23,7 @@ RECORD = GOLDEN_RECORDS[0]
 
 @pytest.fixture
 def table(tmp_path):
+    """Start companions on demand (the game set up, the sensor online); close them after."""
     companions = []
 
     def start(**kwargs):
@@ -49,6 +50,7 @@ def modes_while(companion, action, settle: float) -> set[str]:
 
 
 def test_a_quick_slide_across_five_spaces_is_one_move(table):
+    """Buy 23 chosen, then the token slid 0 -> 5 quickly: one buy, never the advance it passed."""
     companion = table()
     service, hands = companion.service, Hands(companion)
     hands.press("next", 2)                                  # the second patch: buy 23, time 5
@@ -63,6 +65,7 @@ def test_a_quick_slide_across_five_spaces_is_one_move(table):
 
 
 def test_a_quick_slide_without_choosing_first_asks_and_makes_one_move(table):
+    """Slid to 5 without choosing: the companion asks, OK makes the one move."""
     companion = table()
     service, hands = companion.service, Hands(companion)
     hands.move(0, 5, "slide")
@@ -75,6 +78,7 @@ def test_a_quick_slide_without_choosing_first_asks_and_makes_one_move(table):
 
 @pytest.mark.parametrize("air_time", [0.1, 1.4], ids=["briefly", "past-guidance"])
 def test_a_token_lifted_and_put_back_is_no_move(table, air_time):
+    """Yellow lifted (briefly, or past the guidance delay) and set back: no move."""
     companion = table(turns=1)
     service = companion.service
     sim = companion.parts.sim_sensor
@@ -97,6 +101,7 @@ def test_a_token_lifted_and_put_back_is_no_move(table, air_time):
 
 @pytest.mark.parametrize("where", [3, None], ids=["onto-another-space", "off-the-board"])
 def test_the_opponents_token_knocked_off_and_put_back_changes_nothing(table, where):
+    """Green (not to move) knocked to 3 or off the board: guidance, then nothing changed."""
     companion = table(turns=1)
     service = companion.service
     sim = companion.parts.sim_sensor
@@ -120,6 +125,7 @@ def test_the_opponents_token_knocked_off_and_put_back_changes_nothing(table, whe
 
 
 def test_both_tokens_moved_at_once_get_guidance_and_no_move(table, tmp_path):
+    """Both tokens moved within one stable time: guidance about both, no move, no question."""
     companion = table(turns=1, cfg=fast_config(
         sensor={"stable_ms": 300},                          # both hands within one stable time
         sim={"sensor_link": str(tmp_path / "sensor-a"), "speed": 4.0}))

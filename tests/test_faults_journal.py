@@ -22,8 +22,7 @@ from firmware_py.companion import journal as J
 from firmware_py.companion.journal import Journal
 from firmware_py.rules import parse_record, replay, untracked_copy
 
-from test_faults_rig import (EXPRESS_RECORD, GOLDEN_RECORDS, StepClock, TableDriver,
-                             service_for, setup_journal)
+from test_faults_rig import EXPRESS_RECORD, GOLDEN_RECORDS, StepClock, TableDriver, service_for
 
 RECORD = GOLDEN_RECORDS[3]
 PLAN = list(untracked_copy(RECORD).moves)
@@ -54,10 +53,6 @@ def resumed(folder: Path, record=RECORD):
         service.stop()
 
 
-def lines_of(folder: Path) -> list[bytes]:
-    return (folder / "journal.jsonl").read_bytes().splitlines(keepends=True)
-
-
 # --------------------------------------------------------------- damaged files
 def _torn(path: Path) -> None:
     path.write_bytes(path.read_bytes()[:-9])
@@ -85,6 +80,7 @@ DAMAGE = {"torn last line": (_torn, 1), "garbage appended": (_garbage, 0),
 
 @pytest.mark.parametrize("damage", list(DAMAGE))
 def test_a_damaged_journal_resumes_the_last_good_turn_and_the_game_goes_on(tmp_path, damage):
+    """Torn, garbage, NUL tail or truncated: a message, the good turns, and play goes on."""
     hurt, lost = DAMAGE[damage]
     folder = tmp_path / "journal"
     play(folder, 10)                                   # setup + 10 turns, no snapshot yet
@@ -118,6 +114,7 @@ def test_every_truncation_point_keeps_exactly_the_complete_entries(tmp_path):
 
 
 def test_a_corrupt_snapshot_falls_back_to_the_journal_lines(tmp_path):
+    """A zeroed snapshot is reported and ignored; what the journal holds is used."""
     folder = tmp_path / "journal"
     play(folder, J.SNAPSHOT_EVERY + 4)
     (folder / "snapshot.json").write_bytes(b"\x00" * 64)   # zeroed by the SD card
@@ -144,6 +141,7 @@ def test_an_entry_that_no_longer_replays_is_cut_off_not_fatal(tmp_path):
 
 
 def test_a_power_cut_between_the_end_and_the_record_saves_the_record_on_restart(tmp_path):
+    """The end journaled, the record lost: a restart saves it, once."""
     folder = tmp_path / "journal"
     clock = StepClock()
     service = service_for(folder, EXPRESS_RECORD, clock)
@@ -233,6 +231,7 @@ def not_a_file(folder: Path):
 @pytest.mark.parametrize("refusal", ["disk full", "read-only", "not a file"])
 def test_a_disk_that_refuses_writes_keeps_the_game_in_memory_and_catches_up(
         tmp_path, refusal, monkeypatch, caplog):
+    """Full, read-only or not a file: the game goes on, the OLED and the log say so, nothing is lost once the disk is back."""
     caplog.set_level(logging.WARNING)
     folder = tmp_path / "journal"
     play(folder, 4)

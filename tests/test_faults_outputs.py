@@ -32,10 +32,12 @@ class Gate:
         self.entered = threading.Event()
 
     def hang(self, *args, **kwargs):
+        """Block (as a stuck bus does) until released; notes that it was entered."""
         self.entered.set()
         self.event.wait(30)
 
     def release(self):
+        """Let every hung call return."""
         self.event.set()
 
 
@@ -64,6 +66,7 @@ Gate.instances = []
 
 
 def gate() -> Gate:
+    """A new :class:`Gate`, released when the test ends."""
     g = Gate()
     Gate.instances.append(g)
     return g
@@ -74,6 +77,7 @@ def _count(frames: dict, kind: str) -> None:
 
 
 def warning(companion) -> str:
+    """The warning line of the OLED screen now."""
     return companion.service.status.screen.warning
 
 
@@ -89,11 +93,13 @@ def still_plays(companion) -> None:
 
 
 def i2c_error(*args, **kwargs):
+    """What a luma I2C write raises when the display does not answer."""
     raise OSError(errno.EREMOTEIO, "Remote I/O error")
 
 
 # --------------------------------------------------------------------- at start
 def test_an_oled_that_raises_at_start_is_left_out_and_the_game_goes_on(table, monkeypatch):
+    """An OLED raising OSError(121) at start: left out, said, the game and the LEDs go on."""
     monkeypatch.setattr(noop, "command", i2c_error, raising=False)
     companion, frames = table()
     assert companion.parts.oled is None
@@ -104,6 +110,7 @@ def test_an_oled_that_raises_at_start_is_left_out_and_the_game_goes_on(table, mo
 
 
 def test_an_oled_that_hangs_at_start_is_left_out_after_a_bounded_wait(table, monkeypatch):
+    """An OLED hanging at start: left out after START_SECONDS, the service starts anyway."""
     stuck = gate()
     monkeypatch.setattr(noop, "command", stuck.hang, raising=False)
     began = time.monotonic()
@@ -117,6 +124,7 @@ def test_an_oled_that_hangs_at_start_is_left_out_after_a_bounded_wait(table, mon
 
 @pytest.mark.parametrize("how", ["raises", "hangs"])
 def test_an_led_strip_that_fails_at_start_is_left_out_and_the_oled_says_so(table, monkeypatch, how):
+    """A strip whose constructor raises or hangs: left out, the OLED says so, the game goes on."""
     import os
     os.environ.setdefault("BLINKA_FORCEBOARD", "OS_AGNOSTIC_BOARD")
     os.environ.setdefault("BLINKA_FORCECHIP", "OS_AGNOSTIC")
@@ -138,6 +146,7 @@ def test_an_led_strip_that_fails_at_start_is_left_out_and_the_oled_says_so(table
 
 # --------------------------------------------------------------------- at a frame
 def test_an_oled_that_raises_at_a_frame_is_reported_and_the_leds_go_on(table, monkeypatch):
+    """An I2C error at a frame: the OLED is marked failed, the LEDs keep animating."""
     companion, frames = table()
     monkeypatch.setattr(noop, "data", i2c_error, raising=False)
     still_plays(companion)                                   # the next screen fails to go out
@@ -148,6 +157,7 @@ def test_an_oled_that_raises_at_a_frame_is_reported_and_the_leds_go_on(table, mo
 
 
 def test_an_led_strip_that_raises_at_a_frame_is_reported_on_the_oled(table, monkeypatch):
+    """A strip error at a frame: the OLED says which part failed, screens keep coming."""
     companion, frames = table()
     neopixel = sys.modules["neopixel"]
     monkeypatch.setattr(neopixel, "neopixel_write", i2c_error)
@@ -159,6 +169,7 @@ def test_an_led_strip_that_raises_at_a_frame_is_reported_on_the_oled(table, monk
 
 @pytest.mark.parametrize("part", ["OLED", "LED strip"])
 def test_a_driver_that_hangs_at_a_frame_never_stops_the_loop(table, monkeypatch, part):
+    """A driver call that never returns: the loop answers throughout, the part is reported hung."""
     companion, frames = table()
     stuck = gate()
     if part == "OLED":
@@ -179,6 +190,7 @@ def test_a_driver_that_hangs_at_a_frame_never_stops_the_loop(table, monkeypatch,
 
 
 def test_the_led_frame_of_a_change_goes_out_before_its_oled_frame(table, monkeypatch):
+    """Even with a strip slower than the OLED, each change reaches the LEDs first."""
     companion, _ = table()
     order: list[str] = []
     neopixel = sys.modules["neopixel"]
@@ -202,3 +214,22 @@ def test_the_led_frame_of_a_change_goes_out_before_its_oled_frame(table, monkeyp
             assert "led" in order[:order.index("oled")], order
             checked += 1
     assert checked >= 4
+
+
+def test_the_published_status_follows_a_change_of_screen_and_lights_at_once(tmp_path):
+    """A press that changes both the OLED and the LEDs is in ``service.status`` as soon as
+    the loop has handled it, with no later event or timer needed to publish it."""
+    from test_faults_rig import StepClock, TableDriver, service_for
+    clock = StepClock()
+    service = service_for(tmp_path / "journal", RECORD, clock)
+    try:
+        driver = TableDriver(service, clock, RECORD)
+        driver.play(stop_when=lambda v: v.mode == "turn")
+        driver.press("next")                                 # buy 27: too dear, nothing lit
+        driver.edge("next", True)                            # then buy 23: card and target 5;
+        clock.advance(0.03)                                  # only the edges, nothing after
+        driver.edge("next", False)                           # them that could publish again
+        wait_until(lambda: service.status.lights.targets == {5}, "the status to show it", 2.0)
+        assert [c.selected for c in service.status.screen.patches] == [False, True, False]
+    finally:
+        service.stop()

@@ -54,10 +54,12 @@ def offline_within_two_seconds(companion, since: float) -> float:
 
 
 def turns(companion) -> int:
+    """Turns accepted in the current game."""
     return game_view(companion.service)[0]
 
 
 def test_unplugged_then_replugged_under_another_name_resumes_from_a_snapshot(table, tmp_path):
+    """Unplugged: offline within 2 s; the token moved meanwhile; back as sensor-b: the move is read from the snapshot."""
     companion = table()
     sim = companion.parts.sim_sensor
     sim.command("unplug")
@@ -102,6 +104,7 @@ def test_a_device_that_vanishes_mid_slide_never_turns_half_a_slide_into_a_move(t
 
 
 def test_silence_says_offline_within_two_seconds_and_the_link_comes_back(table):
+    """2.5 s of silence: offline within 2 s, then online again with the game unchanged."""
     companion = table()
     sim = companion.parts.sim_sensor
     sim.command("silence", seconds=2.5)
@@ -138,6 +141,7 @@ def test_bad_frames_split_at_every_byte_and_glued_to_noise_never_make_a_move(tab
 
 
 def test_a_boot_banner_and_lost_first_bytes_after_opening_are_ignored(table, tmp_path):
+    """A reboot's banner and frame tails without their start: ignored, online, no move."""
     companion = table()
     sim = companion.parts.sim_sensor
     sim.command("replug", link=str(tmp_path / "sensor-a"))  # the sensor reboots
@@ -155,6 +159,7 @@ def test_a_boot_banner_and_lost_first_bytes_after_opening_are_ignored(table, tmp
 
 
 def test_a_rising_error_rate_warns_before_the_link_is_declared_dead(table):
+    """Corrupted frames: 'sensor link errors' on the OLED first, then offline, then recovered."""
     companion = table()
     sim = companion.parts.sim_sensor
     seen: list[str] = []
@@ -179,6 +184,7 @@ def test_a_rising_error_rate_warns_before_the_link_is_declared_dead(table):
 
 
 def test_a_stuck_sensor_gets_guidance_never_a_move_and_the_buttons_still_play(table):
+    """A space stuck occupied: guidance names it, the token's move is not taken, OK twice plays it."""
     companion = table(turns=1)                              # green on 1, yellow on 0 to move
     service = companion.service
     sim = companion.parts.sim_sensor

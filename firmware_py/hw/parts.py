@@ -32,9 +32,10 @@ class RawButton:
 
 @dataclass(frozen=True)
 class Animation:
-    """Frames that change with time, for :meth:`Part.submit`: ``render(now)`` is the
-    frame at ``now`` (``time.monotonic()`` seconds) and ``next_at(now)`` when it may
-    next differ (None: it stays as it is until the next submission)."""
+    """Frames drawn on the part's output thread, for :meth:`Part.submit`:
+    ``render(now)`` is the frame at ``now`` (``time.monotonic()`` seconds) and
+    ``next_at(now)`` when it may next differ (None: it stays as it is until the
+    next submission, e.g. an OLED screen drawn once)."""
 
     render: Callable[[float], object]
     next_at: Callable[[float], float | None]
