@@ -395,6 +395,7 @@ def _sim_press(parts, button: str) -> None:
     pin = parts.pin_factory.pin(parts.buttons.pins[button])
 
     def finger():
+        """Simulated maker's hand: answers each request by placing tokens and pressing buttons."""
         pin.drive_low()
         time.sleep(0.06)
         pin.drive_high()

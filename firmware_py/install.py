@@ -378,6 +378,7 @@ class Installer:
 
     @property
     def root(self) -> Path:
+        """The install root: ``--root DIR``, or ``/`` for the running system."""
         return Path(self.options.root)
 
     def path(self, target: PurePosixPath) -> Path:
@@ -385,6 +386,7 @@ class Installer:
         return _under(self.root, target)
 
     def report(self, name: str, status: str, detail: str) -> StepResult:
+        """Print one step's outcome line and keep it for the summary."""
         result = StepResult(name, status, detail)
         self.results.append(result)
         self.out(f"{status:>12}  {name:<14} {detail}")
@@ -407,6 +409,7 @@ class Installer:
         return True
 
     def remove_file(self, name: str, target: PurePosixPath) -> None:
+        """Remove a managed file if present (idempotent) and report the step."""
         path = self.path(target)
         if not path.exists():
             self.report(name, "ok", f"{target} not needed, absent")
@@ -480,6 +483,7 @@ class Installer:
         return None
 
     def model(self) -> str:
+        """The Raspberry Pi model family: 'pi5' or 'other' (from --model or /proc/device-tree)."""
         if self.options.model != "auto":
             return self.options.model
         path = self.path(MODEL_FILE)
@@ -508,6 +512,7 @@ class Installer:
         return text
 
     def led_driver(self, config_text: str, where: str) -> str:
+        """The LED route of the config being installed (leds.driver)."""
         try:
             data = tomllib.loads(config_text)
         except tomllib.TOMLDecodeError as exc:
@@ -516,6 +521,7 @@ class Installer:
         return str(leds.get("driver", "neopixel")) if isinstance(leds, dict) else "neopixel"
 
     def driver_packages(self, driver: str, model: str) -> list[str]:
+        """The pip requirements of the configured LED route on this model."""
         if driver == "neopixel_spi":
             return ["adafruit-circuitpython-neopixel-spi>=1.0"]
         if driver == "neopixel":
@@ -600,6 +606,7 @@ class Installer:
         return any(n in self._changed or self._would(n) for n in names)
 
     def step_user(self) -> None:
+        """Create the 'patchwork' system user and its groups with systemd-sysusers."""
         users, groups = _read_passwd_groups(self.root)
         missing = [g for g in GROUPS if USER not in groups.get(g, set())]
         if USER in users and not missing:
@@ -612,6 +619,7 @@ class Installer:
                          offline=True)
 
     def step_package(self, source: Path, driver: str, model: str) -> None:
+        """pip-install the package (with the pi extra) into the venv unless the stamp matches."""
         opts = self.options
         extras = self.driver_packages(driver, model)
         if opts.package:
@@ -632,6 +640,7 @@ class Installer:
             _atomic_write(stamp_path, stamp.encode("utf-8"), 0o644)
 
     def check_config(self, binary: PurePosixPath) -> None:
+        """Validate the installed config with 'patchwork-companion config check'."""
         argv = [str(binary), "config", "check", str(CONFIG)]
         if self.options.dry_run or not self.run_commands:
             self.command("config check", argv)
@@ -642,6 +651,7 @@ class Installer:
         self.report("config check", "ok", f"{CONFIG} is valid")
 
     def step_boot_config(self, driver: str, model: str) -> None:
+        """Enable I2C at 400 kHz (and SPI or PWM audio-off per LED route) in config.txt."""
         path = find_boot_config(self.root)
         if path is None:
             self.report("boot config", "skipped", "no /boot/firmware/config.txt or /boot/config.txt here")
@@ -669,6 +679,7 @@ class Installer:
         self.report("boot config", "changed", f"set {settings} in {target} (backup: {backup.name})")
 
     def step_enable(self) -> None:
+        """systemctl enable the service (idempotent)."""
         if self.run_commands:
             status, output = self.query(["systemctl", "is-enabled", SERVICE])
             enabled = status == 0 and output.strip() == "enabled"
@@ -682,6 +693,7 @@ class Installer:
             self.command("enable", ["systemctl", f"--root={self.root}", "enable", SERVICE], offline=True)
 
     def step_start(self) -> None:
+        """Start the service, or restart it when the package, config or unit changed."""
         if not self.options.start:
             self.report("start", "skipped", "--no-start: it starts at the next boot")
             return
@@ -698,6 +710,7 @@ class Installer:
             self.report("start", "ok", f"{SERVICE} is running")
 
     def summary(self) -> None:
+        """Print the closing line: how many steps changed, were skipped or failed."""
         counts: dict[str, int] = {}
         for result in self.results:
             counts[result.status] = counts.get(result.status, 0) + 1

@@ -63,6 +63,7 @@ def run_replay(path: str, as_json: bool = False, trace: bool = False, out=None, 
     out = out or sys.stdout
     err = err or sys.stderr
     def emit(step) -> None:
+        """Print one --trace object for a replayed move."""
         print(json.dumps(trace_json(step)), file=out)
 
     try:

@@ -102,6 +102,7 @@ def sim_press(button: str, parts, hold: float = 0.05) -> None:
     pin = parts.pin_factory.pin(parts.buttons.pins[button])
 
     def finger():
+        """Simulated maker's hand: presses the asked button on the mock pins."""
         time.sleep(0.05)
         pin.drive_low()
         time.sleep(hold)
@@ -419,6 +420,7 @@ def run_selftest(cfg: dict, *, seconds: float = 10.0, yes: bool = False, say=pri
 
 def _check_all(cfg, parts, edges, frames, seconds, sim, hands, say, watch) -> list[Result]:
     def show(title: str, text: str) -> None:
+        """Draw the prompt on the OLED and print it."""
         _show_text(parts.oled, title, text)
 
     results = [_leds(cfg, parts, sim, hands, say), _oled(cfg, parts, frames, sim, hands, say)]

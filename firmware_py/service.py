@@ -295,6 +295,7 @@ class Service:
         period = 1.0 / self.cfg["leds"]["fps"]
 
         def next_at(t: float) -> float | None:
+            """When the LED frame next changes after ``t`` (seconds), at most ``fps`` frames a second."""
             due = next_change(lights, t)
             return None if due is None else max(due, t + period)
         return self.parts.strip.submit(Animation(lambda t: led_frame(lights, t, layout), next_at))

@@ -61,6 +61,7 @@ def _try(parts: Parts, what: str, build: Callable):
     lock = threading.Lock()
 
     def run():
+        """Build the part on this helper thread; keep its result or its error."""
         try:
             result = build()
         except Exception as exc:  # noqa: BLE001  any driver error: report, go on without it

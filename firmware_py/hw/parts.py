@@ -228,6 +228,7 @@ class ButtonPanel:
     @staticmethod
     def _edge(name: str, pressed: bool, post, clock):
         def callback():
+            """Post this button's raw edge with the clock's time (gpiozero's thread)."""
             post(RawButton(name, pressed, clock()))
         return callback
 

@@ -451,6 +451,7 @@ class SensorLink:
         want, self._want_snapshot = self._want_snapshot, False
 
         def step(session: LinkSession, now: float) -> None:
+            """Feed one chunk of bytes (or None for a timer tick) to the session and act on its output."""
             if data:
                 session.received(now, data)
             if want:

@@ -60,12 +60,15 @@ def _event(cls):
     dataclasses; this keeps ``ButtonsEarned(1, 4) != LeatherWon(1, 4)``.
     """
     def eq(a, b):
+        """Equal only to an event of the same class with the same values."""
         return type(a) is type(b) and tuple.__eq__(a, b)
 
     def ne(a, b):
+        """Negation of eq."""
         return not eq(a, b)
 
     def hash_(a):
+        """Hash of the class name and the values."""
         return hash((cls.__name__, *a))
 
     cls.__eq__, cls.__ne__, cls.__hash__ = eq, ne, hash_

@@ -156,6 +156,7 @@ class _LegacyFont(Font):
                                 for x in range(image.width)]
 
     def clean(self, text: str) -> str:
+        """Replace characters the font lacks with '?'."""
         return super().clean(text.upper())
 
     def _advance(self, ch: str) -> int:
