@@ -75,7 +75,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "driver": Key("str", "ssd1306", "OLED controller", choices=("ssd1306", "sh1106", "none")),
         "i2c_port": Key("int", 1, "I2C bus number (/dev/i2c-N)", lo=0, hi=20),
         "i2c_address": Key("int", 0x3C, "I2C address of the OLED", choices=(0x3C, 0x3D)),
-        "rotate": Key("int", 0, "rotation in quarter turns", lo=0, hi=3),
+        "rotate": Key("int", 0, "0 or 2 (upside down): screens are drawn 128x64, so no quarter turns",
+                      choices=(0, 2)),
     },
     "sensor": {
         "ports": Key("list", ["/dev/patchwork-sensor", "/dev/serial/by-id/usb-*Pico*-if02"],
