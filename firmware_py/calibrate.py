@@ -565,16 +565,13 @@ def main(config: str | None = None, game: str = "patchwork", write: bool = False
          say=print, maker: Maker | None = None, timeout: float | None = None) -> int:
     """The ``calibrate`` command: 0 done (and written with ``write``), 1 calibration
     failed or its result does not validate, 2 bad config or arguments, 130 Ctrl-C."""
-    from .config import ConfigError, load_config
+    from .config import load_or_report
     if write and not config:
         print("calibrate --write needs --config FILE (e.g. /etc/patchwork-companion/config.toml)",
               file=sys.stderr)
         return 2
-    try:
-        cfg = load_config(config)
-    except ConfigError as exc:
-        for problem in exc.problems:
-            print(f"{config or 'default config'}: {problem}", file=sys.stderr)
+    cfg = load_or_report(config)
+    if cfg is None:
         return 2
     try:
         calibrator = run_calibration(cfg, game, say=say, maker=maker, timeout=timeout)

@@ -19,13 +19,10 @@ def _demo(args) -> int:
 
 def _run(args) -> int:
     from .app import run_forever
-    from .config import ConfigError, load_config
+    from .config import load_or_report
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    try:
-        cfg = load_config(args.config)
-    except ConfigError as exc:
-        for problem in exc.problems:
-            print(f"{args.config or 'default config'}: {problem}", file=sys.stderr)
+    cfg = load_or_report(args.config)
+    if cfg is None:
         return 2
     faulthandler.enable()          # a watchdog kill (SIGABRT) leaves every thread's traceback
     return run_forever(cfg)
@@ -59,12 +56,8 @@ def _sim(args) -> int:
 
 
 def _config_check(args) -> int:
-    from .config import ConfigError, load_config
-    try:
-        load_config(args.file)
-    except ConfigError as exc:
-        for problem in exc.problems:
-            print(f"{args.file}: {problem}", file=sys.stderr)
+    from .config import load_or_report
+    if load_or_report(args.file) is None:
         return 2
     print(f"{args.file}: ok")
     return 0

@@ -9,6 +9,7 @@ half-configured (design 3).
 from __future__ import annotations
 
 import os
+import sys
 import re
 import tomllib
 from dataclasses import dataclass
@@ -217,6 +218,17 @@ def load_config(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([f"not valid TOML: {exc}"], source) from exc
     return validate(data, source)
+
+
+def load_or_report(path: str | Path | None = None, stream=None) -> dict | None:
+    """:func:`load_config`, printing each problem as ``FILE: problem`` on ``stream``
+    (standard error by default) and returning None instead of raising."""
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            print(f"{path or 'default config'}: {problem}", file=stream or sys.stderr)
+        return None
 
 
 def state_dir(cfg: dict) -> Path:

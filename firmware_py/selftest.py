@@ -484,12 +484,9 @@ def main(config: str | None = None, seconds: float = 10.0, yes: bool = False, *,
          say=print, hands: Hands | None = None) -> int:
     """The ``selftest`` command: 0 when every part passed, 1 when one failed,
     2 for a bad config, 130 when interrupted (Ctrl-C)."""
-    from .config import ConfigError, load_config
-    try:
-        cfg = load_config(config)
-    except ConfigError as exc:
-        for problem in exc.problems:
-            print(f"{config or 'default config'}: {problem}", file=sys.stderr)
+    from .config import load_or_report
+    cfg = load_or_report(config)
+    if cfg is None:
         return 2
     try:
         results = run_selftest(cfg, seconds=seconds, yes=yes, say=say, hands=hands)

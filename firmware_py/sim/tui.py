@@ -482,13 +482,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the simulator until q; returns the exit status (2 for a bad config)."""
-    from ..config import ConfigError, load_config, state_dir
+    from ..config import load_or_report, state_dir
     args = build_parser().parse_args(argv)
-    try:
-        cfg = load_config(args.config)
-    except ConfigError as exc:
-        for problem in exc.problems:
-            print(f"{args.config or 'default config'}: {problem}", file=sys.stderr)
+    cfg = load_or_report(args.config)
+    if cfg is None:
         return 2
     folder = Path(args.out) if args.out else state_dir(cfg) / "sim"
     folder.mkdir(parents=True, exist_ok=True)
