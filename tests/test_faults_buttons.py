@@ -12,29 +12,10 @@ import random
 import threading
 import time
 
-import pytest
-
 from firmware_py.companion.buttons import HOLD, PRESS, Gesture
 
-from test_faults_rig import GOLDEN_RECORDS, game_view, start_table, wait_until
+from test_faults_rig import game_view, wait_until
 
-RECORD = GOLDEN_RECORDS[0]
-
-
-@pytest.fixture
-def table(tmp_path):
-    """Start companions on demand (the game set up, the sensor online); close them after."""
-    companions = []
-
-    def start(**kwargs):
-        companion = start_table(tmp_path, RECORD, **kwargs)
-        companions.append(companion)
-        wait_until(lambda: "sensor" not in companion.service.status.screen.warning,
-                   "the sensor to come online")
-        return companion
-    yield start
-    for companion in companions:
-        companion.close()
 
 
 def record_gestures(service) -> list[Gesture]:

@@ -13,28 +13,10 @@ import pytest
 
 from firmware_py.sim.hands import Hands
 
-from test_faults_rig import (GOLDEN_RECORDS, board_seen, fast_config, game_view, start_table,
-                             wait_until)
+from test_faults_rig import board_seen, fast_config, game_view, wait_until
 
-RECORD = GOLDEN_RECORDS[0]
 # the first turn: both tokens on 0, green to move: advance ends on 1, buy 29 on 2, buy 23 on 5.
 # after it (turns=1): green on 1, yellow on 0 to move: space 2 (buy 29 or advance), 5 (buy 23).
-
-
-@pytest.fixture
-def table(tmp_path):
-    """Start companions on demand (the game set up, the sensor online); close them after."""
-    companions = []
-
-    def start(**kwargs):
-        companion = start_table(tmp_path, RECORD, **kwargs)
-        companions.append(companion)
-        wait_until(lambda: "sensor" not in companion.service.status.screen.warning,
-                   "the sensor to come online")
-        return companion
-    yield start
-    for companion in companions:
-        companion.close()
 
 
 def modes_while(companion, action, settle: float) -> set[str]:
