@@ -14,15 +14,18 @@ import time
 from firmware_py.rules import apply, legal_actions, new_game
 
 
-def random_game(seed: int, tracked: bool, game: str = "patchwork") -> int:
-    """Play one random legal game; return the number of actions."""
-    rng = random.Random(seed)
+def random_game(seed: int, tracked: bool, game: str = "patchwork",
+                pick=random.Random(0).random) -> int:
+    """Deal a new game from ``seed`` and play it to the end with uniformly random
+    legal actions (chosen with ``pick``, a float source in [0, 1)); return the
+    number of actions. legal_actions() is empty exactly when the game is over.
+    """
     state = new_game(game, seed=seed, tracked=tracked)
     n = 0
-    pick = rng.random
-    while not state.over:
-        actions = legal_actions(state)
+    actions = legal_actions(state)
+    while actions:
         state, _ = apply(state, actions[int(pick() * len(actions))])
+        actions = legal_actions(state)
         n += 1
     return n
 
@@ -30,9 +33,10 @@ def random_game(seed: int, tracked: bool, game: str = "patchwork") -> int:
 def games_per_second(tracked: bool, seconds: float, game: str) -> tuple[float, float]:
     """(games per second, actions per game) over about ``seconds`` of play."""
     games = actions = 0
+    pick = random.Random(1).random
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
-        actions += random_game(games, tracked, game)
+        actions += random_game(games, tracked, game, pick)
         games += 1
     return games / (time.perf_counter() - start), actions / games
 

@@ -7,7 +7,7 @@ kept as data so that a user can correct the low-confidence Express values
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
@@ -75,11 +75,9 @@ class GameSpec:
     leather_spaces: tuple[int, ...]
     blue_enter_when_left: int
     patches: tuple[Patch, ...]
-
-    @cached_property
-    def memo(self) -> dict:
-        """A per-spec scratch dict where the engine memoises derived tables."""
-        return {}
+    memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    """A per-spec scratch dict where the engine memoises derived tables (a plain
+    field, not a property: the engine reads it on every turn)."""
 
     @cached_property
     def quilt_size(self) -> int:

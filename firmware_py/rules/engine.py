@@ -6,29 +6,15 @@ clock, no randomness. ``apply()`` checks every rule and raises a precise
 """
 from __future__ import annotations
 
-from bisect import bisect_right
-
 from . import actions as A
 from . import errors as E
-from .quilt import has_square, placements
+from .quilt import has_square
 from .state import GameState, PlayerState
+from .tables import buy_table, placement_masks, spec_tables
 
-
-def _buy_table(spec) -> tuple[tuple[tuple[int, A.Buy], ...], ...]:
-    """Per patch id: every (mask, Buy) placement on an empty quilt (memoised per spec)."""
-    table = spec.memo.get("buys")
-    if table is None:
-        table = tuple(tuple((m, A.Buy(p.id, m)) for m in placements(p.cells, spec.rows, spec.cols))
-                      for p in spec.patches)
-        spec.memo["buys"] = table
-        spec.memo["masks"] = tuple(frozenset(m for m, _ in row) for row in table)
-    return table
-
-
-def placement_masks(spec, patch: int) -> frozenset[int]:
-    """Every placement mask of ``patch`` on an empty quilt of ``spec`` (R1)."""
-    _buy_table(spec)
-    return spec.memo["masks"][patch]
+_new = tuple.__new__
+"""``_new(Cls, fields)`` builds a state or event NamedTuple from a tuple of its
+fields without the Python-level ``__new__``: every turn builds several."""
 
 
 def legal_actions(state: GameState) -> list[A.Action]:
@@ -46,29 +32,22 @@ def legal_actions(state: GameState) -> list[A.Action]:
     if mover is None:
         return []
     player = state.players[mover]
-    spec = state.spec
+    offer = state.circle if state.free else state.circle[:3]
+    tables = spec_tables(state.spec)
+    cost = tables.cost
     out: list[A.Action] = [A.ADVANCE]
     if state.tracked:
-        table = _buy_table(spec)
-        quilt = player.quilt
-        for pid in state.offer:
-            if spec.patches[pid].cost <= player.buttons:
-                out += [buy for mask, buy in table[pid] if not mask & quilt]
+        placed, quilt = buy_table(state.spec), player.quilt
+        for pid in offer:
+            if cost[pid] <= player.buttons:
+                out += [buy for mask, buy in placed[pid] if not mask & quilt]
     else:
-        buys = _untracked_buys(spec)
-        patches = spec.patches
-        for pid in state.offer:
-            patch = patches[pid]
-            if patch.cost <= player.buttons and patch.area <= player.empty:
-                out.append(buys[pid])
+        area, buy = tables.area, tables.buy
+        buttons, empty = player.buttons, player.empty
+        for pid in offer:
+            if cost[pid] <= buttons and area[pid] <= empty:
+                out.append(buy[pid])
     return out
-
-
-def _untracked_buys(spec) -> tuple[A.Buy, ...]:
-    buys = spec.memo.get("untracked_buys")
-    if buys is None:
-        buys = spec.memo["untracked_buys"] = tuple(A.Buy(p.id) for p in spec.patches)
-    return buys
 
 
 def _leather_actions(state: GameState) -> list[A.Action]:
@@ -94,71 +73,92 @@ def apply(state: GameState, action: A.Action) -> tuple[GameState, tuple[A.Event,
     when the action is illegal; ``state`` itself is never changed.
     """
     kind = type(action)
-    events: list[A.Event] = []
+    if state.owed or (kind is not A.Buy and kind is not A.Advance):
+        return _apply_other(state, action, kind)
+    return _turn(state, action, kind, [])
+
+
+def _turn(state: GameState, action: A.Action, kind: type, events: list):
+    """Action A or B by the player to move, once no leather patch is owed."""
+    mover = state.to_move
+    if mover is None:
+        raise E.GameOverError("the game is over")
+    if kind is A.Buy:
+        state = _buy(state, mover, action, events)
+    else:
+        state = _advance(state, mover, events)
+    if state.finisher is not None and state.over:
+        events.append(_new(A.GameEnded, (winner_of(state),)))
+    return state, tuple(events)
+
+
+def _apply_other(state: GameState, action: A.Action, kind: type):
+    """The rarer cases of :func:`apply`: a 7x7 claim, a leather patch owed, a wrong type."""
     if kind is A.ClaimSpecialTile:
         return _claim_special(state, action)
+    events: list[A.Event] = []
+    leather = kind is A.PlaceLeather or kind is A.DiscardLeather
     if state.owed:
-        if kind is A.PlaceLeather or kind is A.DiscardLeather:
+        if leather:
             return _leather(state, action, events)
         if state.tracked:
             raise E.LeatherOwedError(f"player {state.owed[0]} must first place the leather patch won")
         state = _auto_leather(state, events)
-    elif kind is A.PlaceLeather or kind is A.DiscardLeather:
+    elif leather:
         raise E.NoLeatherOwedError("no leather patch is waiting to be placed")
-    mover = state.to_move
-    if mover is None:
-        raise E.GameOverError("the game is over")
-    if kind is A.Advance:
-        state = _advance(state, mover, events)
-    elif kind is A.Buy:
-        state = _buy(state, mover, action, events)
-    else:
+    if kind is not A.Buy and kind is not A.Advance:
         raise TypeError(f"not an action: {action!r}")
-    last = state.spec.last_space
-    if state.players[0].position == last == state.players[1].position and not state.owed:
-        events.append(A.GameEnded(winner_of(state)))
-    return state, tuple(events)
+    return _turn(state, action, kind, events)
 
 
 def _advance(state: GameState, mover: int, events: list) -> GameState:
-    spec = state.spec
-    player = state.players[mover]
-    target = min(state.players[1 - mover].position + 1, spec.last_space)
-    gained = target - player.position
-    events.append(A.ButtonsEarned(mover, gained))
-    return _move(state, mover, player, target, events, earned=gained)
+    """Action A (R5): one button per space actually moved, capped at the last space."""
+    spec, players = state.spec, state.players
+    position, buttons, income, quilt, empty = players[mover]
+    end = players[1 - mover].position + 1
+    if end > spec.last_space:
+        end = spec.last_space
+    events.append(_new(A.ButtonsEarned, (mover, end - position)))
+    after = (buttons + end - position, income, quilt, empty)
+    return _move(state, mover, position, end, events, spec_tables(spec).crossed, after)
+
+
+def _offer_index(circle: tuple[int, ...], free: bool, pid) -> int:
+    """Where ``pid`` lies in ``circle``; raises unless it is on offer (R3, or free layout)."""
+    try:
+        index = circle.index(pid)
+    except ValueError:
+        index = -1
+    if index < 0 or (index > 2 and not free):
+        raise E.NotOnOfferError(f"patch {pid} is not on offer; the offer is {list(circle[:3])}")
+    return index
 
 
 def _buy(state: GameState, mover: int, action: A.Buy, events: list) -> GameState:
-    spec = state.spec
+    """Action B (R6): pay, place, move the neutral token, then move the time token."""
+    spec, players, _, circle, blue, _, _, special, _, tracked, free = state
     pid = action.patch
-    circle = state.circle
-    if pid not in (circle if state.free else circle[:3]):
-        raise E.NotOnOfferError(f"patch {pid} is not on offer; the offer is {list(circle[:3])}")
-    patch = spec.patches[pid]
-    player = state.players[mover]
-    if patch.cost > player.buttons:
-        raise E.UnaffordableError(f"patch {pid} costs {patch.cost} buttons, "
-                                  f"player {mover} holds {player.buttons}")
-    if state.tracked or action.mask is not None or patch.area > player.empty:
-        quilt = _place_patch(state, player, pid, action.mask)
-    else:
-        quilt = 0                                   # untracked: counted, nothing to place
-    events.append(A.PatchBought(mover, pid, patch.cost))
-    index = circle.index(pid)
+    index = _offer_index(circle, free, pid)
+    tables = spec_tables(spec)
+    cost, time, patch_income, area = tables.patch[pid]
+    position, buttons, income, quilt, empty = players[mover]
+    if cost > buttons:
+        raise E.UnaffordableError(f"patch {pid} costs {cost} buttons, player {mover} holds {buttons}")
+    if tracked or action.mask is not None or area > empty:
+        quilt = _place_patch(state, players[mover], pid, action.mask)
+    events.append(_new(A.PatchBought, (mover, pid, cost)))
     circle = circle[index + 1:] + circle[:index]
-    blue = state.blue
     if blue and len(circle) <= spec.blue_enter_when_left:
         events.append(A.BluePatchesJoined(blue))
         circle, blue = circle + blue, ()
-    special = state.special
-    if state.tracked and special is None and _has_special(spec, quilt):
+    if tracked and special is None and _has_special(spec, quilt):
         events.append(A.SpecialTileAwarded(mover))
         special = mover
-    end = min(player.position + patch.time, spec.last_space)
-    bought = (player.buttons - patch.cost, player.income + patch.income, quilt,
-              player.empty - patch.area)
-    return _move(state, mover, player, end, events, circle, blue, special, bought=bought)
+    end = position + time
+    if end > spec.last_space:
+        end = spec.last_space
+    after = (buttons - cost, income + patch_income, quilt, empty - area)
+    return _move(state, mover, position, end, events, tables.crossed, after, circle, blue, special)
 
 
 def _place_patch(state: GameState, player: PlayerState, pid: int, mask: int | None) -> int:
@@ -182,48 +182,50 @@ def _place_patch(state: GameState, player: PlayerState, pid: int, mask: int | No
     return player.quilt | mask
 
 
-def _move(state: GameState, mover: int, player: PlayerState, end: int, events: list,
-          circle=None, blue=None, special=None, earned: int = 0, bought=None) -> GameState:
-    """Move ``mover``'s token to ``end``; pay income (R7, R8), win leather (R9), set top (R4).
+def _move(state: GameState, mover: int, start: int, end: int, events: list, crossed: tuple,
+          after: tuple, circle=None, blue=None, special=None) -> GameState:
+    """Move ``mover``'s token from ``start`` to ``end``: pay income (R7, R8), win
+    leather (R9), put the token on top of a shared space (R4), note the finisher (R14).
 
-    ``circle``, ``blue`` and ``special`` replace the state's when a purchase changed them;
-    ``earned`` buttons (action A) are added with the income; ``bought`` is the
-    buyer's (buttons, income, quilt, empty) after paying and placing (action B).
+    ``crossed`` is the spec's :attr:`.tables.SpecTables.crossed`; ``after``
+    is the mover's (buttons, income, quilt, empty) once the action's own
+    payment is done; ``circle``, ``blue`` and ``special`` replace the state's
+    when a purchase changed them.
     """
-    spec = state.spec
-    start = player.position
-    events.append(A.TokenMoved(mover, start, end))
-    if bought is None:
-        buttons, income, quilt, empty = player.buttons + earned, player.income, player.quilt, player.empty
-    else:
-        buttons, income, quilt, empty = bought
+    spec, players, top, old_circle, old_blue, leather, owed, old_special, finisher, tracked, free \
+        = state
+    buttons, income, quilt, empty = after
+    events.append(_new(A.TokenMoved, (mover, start, end)))
     if income:
-        spaces = spec.income_spaces
-        for space in spaces[bisect_right(spaces, start):bisect_right(spaces, end)]:
-            events.append(A.IncomePaid(mover, space, income))
+        for space in crossed[start][end]:
+            events.append(_new(A.IncomePaid, (mover, space, income)))
             buttons += income
-    leather, owed = state.leather, state.owed
-    won = [s for s in leather if start < s <= end] if leather and leather[0] <= end else None
-    if won:
+    if leather and leather[0] <= end:
+        won = [s for s in leather if start < s <= end]
         events.extend(A.LeatherWon(mover, s) for s in won)
         leather = tuple(s for s in leather if s not in won)
         owed = owed + (mover,) * len(won)
-    player = PlayerState(end, buttons, income, quilt, empty)
-    players = (player, state.players[1]) if mover == 0 else (state.players[0], player)
-    other = state.players[1 - mover].position
-    top = mover if end == other else state.top
-    finisher = state.finisher
+    player = _new(PlayerState, (end, buttons, income, quilt, empty))
+    other = players[1 - mover]
+    players = (player, other) if mover == 0 else (other, player)
+    if end == other[0]:                             # other.position: the mover lands on top
+        top = mover
     if finisher is None and end == spec.last_space:
         finisher = mover
     if circle is None:
-        circle, blue, special = state.circle, state.blue, state.special
-    return GameState(spec, players, top, circle, blue, leather, owed, special, finisher,
-                     state.tracked, state.free)
+        circle, blue, special = old_circle, old_blue, old_special
+    return _new(GameState, (spec, players, top, circle, blue, leather, owed, special, finisher,
+                            tracked, free))
 
 
-def _with_player(state: GameState, index: int, player: PlayerState, **changes) -> GameState:
-    players = (player, state.players[1]) if index == 0 else (state.players[0], player)
-    return state._replace(players=players, **changes)
+def _leather_placed(state: GameState, mover: int, quilt: int) -> GameState:
+    """``state`` after the first owed leather patch went onto ``mover``'s quilt (now ``quilt``)."""
+    s = state
+    old = s.players[mover]
+    player = _new(PlayerState, (old.position, old.buttons, old.income, quilt, old.empty - 1))
+    players = (player, s.players[1]) if mover == 0 else (s.players[0], player)
+    return _new(GameState, (s.spec, players, s.top, s.circle, s.blue, s.leather, s.owed[1:],
+                            s.special, s.finisher, s.tracked, s.free))
 
 
 def _leather(state: GameState, action, events: list) -> tuple[GameState, tuple]:
@@ -238,7 +240,7 @@ def _leather(state: GameState, action, events: list) -> tuple[GameState, tuple]:
     else:
         state = _place_leather(state, mover, player, action.square, events)
     if state.over:
-        events.append(A.GameEnded(winner_of(state)))
+        events.append(_new(A.GameEnded, (winner_of(state),)))
     return state, tuple(events)
 
 
@@ -258,9 +260,8 @@ def _place_leather(state: GameState, mover: int, player: PlayerState, square, ev
         raise E.OverlapError(f"square {divmod(square, spec.cols)} is already covered")
     else:
         quilt = player.quilt | 1 << square
-    events.append(A.LeatherPlaced(mover, square))
-    player = player._replace(quilt=quilt, empty=player.empty - 1)
-    state = _with_player(state, mover, player, owed=state.owed[1:])
+    events.append(_new(A.LeatherPlaced, (mover, square)))
+    state = _leather_placed(state, mover, quilt)
     if state.tracked:
         state = _check_special(state, mover, quilt, events)
     return state

@@ -117,10 +117,13 @@ def new_game(game: str = "patchwork", time_board: str | None = None, *, seed: in
     for a circle or blue order that is not a full, valid set.
     """
     spec = spec or load_spec(game, time_board)
-    dealt_circle, dealt_blue = deal(spec, seed)
-    circle = tuple(dealt_circle if circle is None else circle)
-    blue = tuple(dealt_blue if blue is None else blue)
-    _check_circle(spec, circle, blue)
+    if circle is None and blue is None:
+        circle, blue = deal(spec, seed)             # valid by construction
+    else:
+        dealt_circle, dealt_blue = deal(spec, seed)
+        circle = tuple(dealt_circle if circle is None else circle)
+        blue = tuple(dealt_blue if blue is None else blue)
+        _check_circle(spec, circle, blue)
     player = PlayerState(0, spec.starting_buttons, 0, 0, spec.quilt_size)
     return GameState(spec, (player, player), 0, circle, blue, spec.leather_spaces, (),
                      None, None, tracked, free)
