@@ -9,7 +9,7 @@ from __future__ import annotations
 from . import actions as A
 from . import errors as E
 from .quilt import has_square
-from .state import GameState, PlayerState
+from .state import GameState, PlayerState, player_to_move
 from .tables import buy_table, placement_masks, spec_tables
 
 _new = tuple.__new__
@@ -28,7 +28,7 @@ def legal_actions(state: GameState) -> list[A.Action]:
     """
     if state.owed:
         return _leather_actions(state)
-    mover = state.to_move
+    mover = player_to_move(state)
     if mover is None:
         return []
     player = state.players[mover]
@@ -80,7 +80,7 @@ def apply(state: GameState, action: A.Action) -> tuple[GameState, tuple[A.Event,
 
 def _turn(state: GameState, action: A.Action, kind: type, events: list):
     """Action A or B by the player to move, once no leather patch is owed."""
-    mover = state.to_move
+    mover = player_to_move(state)
     if mover is None:
         raise E.GameOverError("the game is over")
     if kind is A.Buy:

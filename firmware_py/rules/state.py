@@ -60,22 +60,32 @@ class GameState(NamedTuple):
     @property
     def to_move(self) -> int | None:
         """The player who acts now (R4), the leather winner while one is owed (R9), None at the end."""
-        if self.owed:
-            return self.owed[0]
-        a = self.players[0].position
-        b = self.players[1].position
-        if a < b:
-            return 0
-        if b < a:
-            return 1
-        if a == self.spec.last_space:
-            return None
-        return self.top
+        return player_to_move(self)
 
     @property
     def offer(self) -> tuple[int, ...]:
         """The (up to) three patch ids in front of the neutral token (R3); all left when free."""
         return self.circle if self.free else self.circle[:3]
+
+
+def player_to_move(state: GameState) -> int | None:
+    """:attr:`GameState.to_move` as a plain function (the engine calls it every turn).
+
+    The leather winner while a leather patch is owed (R9); otherwise the
+    player further behind, or the one on top of a shared space (R4); None
+    once both tokens are on the last space.
+    """
+    if state.owed:
+        return state.owed[0]
+    a = state.players[0].position
+    b = state.players[1].position
+    if a < b:
+        return 0
+    if b < a:
+        return 1
+    if a == state.spec.last_space:
+        return None
+    return state.top
 
 
 def deal(spec: GameSpec, seed: int | None) -> tuple[tuple[int, ...], tuple[int, ...]]:
