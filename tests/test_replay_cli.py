@@ -88,3 +88,12 @@ def test_missing_file_exits_2(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "firmware_py.cli", "replay",
                            str(tmp_path / "nope.json")], capture_output=True, text=True)
     assert proc.returncode == 2 and "cannot read" in proc.stderr
+
+
+def test_a_json_lines_file_of_several_records_is_refused_with_a_hint(tmp_path):
+    text = "\n".join(json.dumps(g) for g in GOLDEN[:3]) + "\n"
+    proc = _run(tmp_path, text)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "line 2" in proc.stderr and "JSON Lines" in proc.stderr
+    one = _run(tmp_path, text.splitlines()[1])              # one line of it is a record
+    assert one.returncode == 0, one.stderr

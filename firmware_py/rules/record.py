@@ -97,6 +97,12 @@ def parse_record(data: Any) -> GameRecord:
     if isinstance(data, (str, bytes)):
         try:
             data = json.loads(data)
+        except json.JSONDecodeError as exc:
+            if exc.msg == "Extra data" and exc.lineno > 1:
+                raise RecordError(f"not one record: a second JSON value starts on line {exc.lineno} "
+                                  "(a JSON Lines file of several records?); a record file "
+                                  "holds one JSON object, so save one line on its own") from exc
+            raise RecordError(f"not JSON: {exc}") from exc
         except ValueError as exc:
             raise RecordError(f"not JSON: {exc}") from exc
     if not isinstance(data, dict):
