@@ -69,8 +69,14 @@ def _leather_actions(state: GameState) -> list[A.Action]:
 def apply(state: GameState, action: A.Action) -> tuple[GameState, tuple[A.Event, ...]]:
     """Apply ``action`` for the player to move; return ``(new_state, events)``.
 
-    Raises a subclass of :class:`~.errors.IllegalActionError` naming the rule
-    when the action is illegal; ``state`` itself is never changed.
+    ``action`` is an :data:`~.actions.Action`: action A (R5), action B (R6),
+    placing or setting aside a leather patch won (R9, R10) or, untracked, a
+    7x7 claim (R11). ``events`` are in the order they happened at the table
+    (buttons earned or patch bought, token moved, income paid, leather patch
+    won, special tile awarded, game ended). Raises a subclass of
+    :class:`~.errors.IllegalActionError` naming the rule when the action is
+    illegal, TypeError for a value that is not an action; ``state`` itself is
+    never changed.
     """
     kind = type(action)
     if state.owed or (kind is not A.Buy and kind is not A.Advance):
