@@ -32,7 +32,7 @@ def legal_actions(state: GameState) -> list[A.Action]:
     if mover is None:
         return []
     player = state.players[mover]
-    offer = state.circle if state.free else state.circle[:3]
+    offer = state.offer
     tables = spec_tables(state.spec)
     cost = tables.cost
     out: list[A.Action] = [A.ADVANCE]

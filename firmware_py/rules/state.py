@@ -127,12 +127,13 @@ def new_game(game: str = "patchwork", time_board: str | None = None, *, seed: in
     for a circle or blue order that is not a full, valid set.
     """
     spec = spec or load_spec(game, time_board)
-    if circle is None and blue is None:
-        circle, blue = deal(spec, seed)             # valid by construction
-    else:
+    given = circle is not None or blue is not None
+    if circle is None or blue is None:
         dealt_circle, dealt_blue = deal(spec, seed)
-        circle = tuple(dealt_circle if circle is None else circle)
-        blue = tuple(dealt_blue if blue is None else blue)
+        circle = dealt_circle if circle is None else circle
+        blue = dealt_blue if blue is None else blue
+    circle, blue = tuple(circle), tuple(blue)
+    if given:                                       # a dealt circle is valid by construction
         _check_circle(spec, circle, blue)
     player = PlayerState(0, spec.starting_buttons, 0, 0, spec.quilt_size)
     return GameState(spec, (player, player), 0, circle, blue, spec.leather_spaces, (),
