@@ -17,8 +17,7 @@ import time
 from firmware_py.rules import apply, legal_actions, new_game
 
 
-def random_game(seed: int, tracked: bool, game: str = "patchwork",
-                pick=random.Random(0).random) -> int:
+def random_game(seed: int, tracked: bool, game: str, pick) -> int:
     """Deal a new game from ``seed`` and play it to the end with uniformly random
     legal actions (chosen with ``pick``, a float source in [0, 1)); return the
     number of actions. legal_actions() is empty exactly when the game is over.

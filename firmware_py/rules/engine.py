@@ -214,7 +214,7 @@ def _move(state: GameState, mover: int, start: int, end: int, events: list, cros
     player = _new(PlayerState, (end, buttons, income, quilt, empty))
     other = players[1 - mover]
     players = (player, other) if mover == 0 else (other, player)
-    if end == other[0]:                             # other.position: the mover lands on top
+    if end == other.position:                       # the mover lands on top (R4)
         top = mover
     if finisher is None and end == spec.last_space:
         finisher = mover
@@ -226,12 +226,12 @@ def _move(state: GameState, mover: int, start: int, end: int, events: list, cros
 
 def _leather_placed(state: GameState, mover: int, quilt: int) -> GameState:
     """``state`` after the first owed leather patch went onto ``mover``'s quilt (now ``quilt``)."""
-    s = state
-    old = s.players[mover]
+    old = state.players[mover]
     player = _new(PlayerState, (old.position, old.buttons, old.income, quilt, old.empty - 1))
-    players = (player, s.players[1]) if mover == 0 else (s.players[0], player)
-    return _new(GameState, (s.spec, players, s.top, s.circle, s.blue, s.leather, s.owed[1:],
-                            s.special, s.finisher, s.tracked, s.free))
+    players = (player, state.players[1]) if mover == 0 else (state.players[0], player)
+    return _new(GameState, (state.spec, players, state.top, state.circle, state.blue,
+                            state.leather, state.owed[1:], state.special, state.finisher,
+                            state.tracked, state.free))
 
 
 def _leather(state: GameState, action, events: list) -> tuple[GameState, tuple]:
