@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from .config import state_dir
+from .feed import FeedPublisher, feed_dir
 from .hw.backends import Parts, build_parts
 from .hw.sensor_link import SensorLink
 from .service import Service
@@ -27,19 +28,25 @@ class Companion:
     service: Service
     parts: Parts
     link: SensorLink | None
+    feed: FeedPublisher | None = None
 
     def close(self) -> None:
-        """Stop the loop, then the sensor link, then outputs off and pins released."""
+        """Stop the loop, then the sensor link, then outputs off and pins released, then the feed."""
         self.service.stop()
         if self.link is not None:
             self.link.stop()
         self.parts.close()
+        if self.feed is not None:
+            self.feed.close()
 
 
 def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callable | None = None,
                     on_oled_frame=None, on_led_frame=None, notifier=None,
-                    clock: Callable[[], float] = time.monotonic) -> Companion:
-    """Build every part from ``cfg``, resume the journal and start the loop and sensor link."""
+                    clock: Callable[[], float] = time.monotonic,
+                    feed: str | Path | None = None) -> Companion:
+    """Build every part from ``cfg``, resume the journal and start the loop and sensor link.
+
+    ``feed``: publish the live feed into this folder (see :mod:`.feed`), or None."""
     folder = Path(folder) if folder else state_dir(cfg)
     holder: dict = {}
 
@@ -47,7 +54,8 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
         holder["service"].post(event)
 
     parts = build_parts(cfg, _post, clock, on_oled_frame=on_oled_frame, on_led_frame=on_led_frame)
-    service = Service(cfg, parts, folder, clock=clock, deal=deal, notifier=notifier)
+    publisher = FeedPublisher(feed) if feed is not None else None
+    service = Service(cfg, parts, folder, clock=clock, deal=deal, notifier=notifier, feed=publisher)
     holder["service"] = service
     service.ui.sensor_status(False, "sensor: connecting" if parts.sensor_ports else "sensor: no port")
     service.start()
@@ -55,14 +63,14 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
     if parts.sensor_ports:
         link = SensorLink(parts.sensor_ports, cfg["sensor"]["baud"], service.post, clock)
         link.start()
-    return Companion(service, parts, link)
+    return Companion(service, parts, link, publisher)
 
 
 def run_forever(cfg: dict) -> int:
     """The ``run`` command: serve until SIGTERM/SIGINT, then shut down in order (design 6)."""
     from .hw.sdnotify import Notifier
     notifier = Notifier.from_environment()
-    companion = start_companion(cfg, notifier=notifier)
+    companion = start_companion(cfg, notifier=notifier, feed=feed_dir(cfg))
     done = threading.Event()
 
     def _stop(signum, _frame):

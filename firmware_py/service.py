@@ -27,6 +27,7 @@ from .companion.model import Lights, Screen
 from .companion.screens import build_lights, build_screen
 from .companion.tokens import TokenWatch
 from .companion.ui import TableUI
+from .feed import capture_ui
 from .hw.parts import Animation, RawButton
 from .hw.sensor_link import SensorOccupancy, SensorStatus
 from .rules import deal as deal_circle, dumps_record, load_spec, replay
@@ -69,11 +70,12 @@ class Service:
     ``cfg``: validated config; ``parts``: built hardware parts (``hw.backends``);
     ``folder``: journal and records folder; ``clock``: monotonic seconds;
     ``deal``: optional ``game -> (circle, blue)`` (default: a fresh random deal);
-    ``notifier``: an ``sdnotify.Notifier`` or None.
+    ``notifier``: an ``sdnotify.Notifier`` or None; ``feed``: a ``feed.FeedPublisher``
+    handed a capture after every rebuild (never waited for), or None.
     """
 
     def __init__(self, cfg: dict, parts, folder: str | Path, *, clock: Callable[[], float] = time.monotonic,
-                 deal: Callable | None = None, notifier=None):
+                 deal: Callable | None = None, notifier=None, feed=None):
         self.cfg = cfg
         self.parts = parts
         self.clock = clock
@@ -86,6 +88,7 @@ class Service:
         self._journal_failing = False
         self.ui = TableUI(self._write_journal, deal or _random_deal, self._save_record)
         self.notifier = notifier
+        self.feed = feed              # a feed.FeedPublisher (its own thread) or None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_screen: Screen | None = None
@@ -336,6 +339,8 @@ class Service:
         ui = self.ui
         self.status = Status(ui.mode, len(ui.session.groups) if ui.session else 0, ui.state, screen,
                              lights, tuple(ui.warnings.values()), ui.saved_to, self._seq)
+        if self.feed is not None:              # immutable values only; built on its thread
+            self.feed.submit(capture_ui(ui, screen, lights))
 
     def _watchdog_period(self) -> float | None:
         return self.notifier.watchdog_period() if self.notifier is not None else None
