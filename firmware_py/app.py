@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from .config import state_dir
-from .feed import FeedPublisher, feed_dir
+from .feed import ControlListener, FeedPublisher, feed_dir
 from .hw.backends import Parts, build_parts
 from .hw.sensor_link import SensorLink
 from .service import Service
@@ -29,6 +29,7 @@ class Companion:
     parts: Parts
     link: SensorLink | None
     feed: FeedPublisher | None = None
+    control: ControlListener | None = None
 
     def close(self) -> None:
         """Stop the loop, then the sensor link, then outputs off and pins released, then the feed."""
@@ -36,6 +37,8 @@ class Companion:
         if self.link is not None:
             self.link.stop()
         self.parts.close()
+        if self.control is not None:
+            self.control.close()
         if self.feed is not None:
             self.feed.close()
 
@@ -63,7 +66,13 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
     if parts.sensor_ports:
         link = SensorLink(parts.sensor_ports, cfg["sensor"]["baud"], service.post, clock)
         link.start()
-    return Companion(service, parts, link, publisher)
+    control = None
+    if feed is not None:
+        try:
+            control = ControlListener(feed, service.post)
+        except OSError as exc:
+            LOG.warning("no control socket in %s (%s): the web page cannot show a PIN", feed, exc)
+    return Companion(service, parts, link, publisher, control)
 
 
 def run_forever(cfg: dict) -> int:

@@ -66,7 +66,7 @@ import socket
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 LOG = logging.getLogger(__name__)
@@ -114,13 +114,22 @@ class Capture:
     names: tuple[str, str] | None = None
 
 
+PIN_WARNING = "web PIN"     #: the UI warning key of a PIN shown for the web page
+
+
 def capture_ui(ui, screen, lights) -> Capture:
-    """A :class:`Capture` of a ``TableUI`` (call on the loop thread that owns it)."""
+    """A :class:`Capture` of a ``TableUI`` (call on the loop thread that owns it).
+
+    A web PIN on the OLED is left out of the capture (its warnings, its screen):
+    the feed is read by every open page, the PIN only by someone at the table."""
     session = ui.session
     names = getattr(session.setup, "names", None) if session is not None else None
+    warnings = tuple(v for k, v in ui.warnings.items() if k != PIN_WARNING)
+    if PIN_WARNING in ui.warnings and screen is not None:
+        screen = replace(screen, warning=" / ".join(warnings))
     return Capture(ui.mode, ui.notice, session.setup if session else None,
                    tuple(session.groups) if session else (), ui.state, screen, lights,
-                   tuple(ui.warnings.values()), tuple(names) if names else None)
+                   warnings, tuple(names) if names else None)
 
 
 def game_id(setup) -> str:
@@ -441,3 +450,87 @@ class FeedSubscriber:
 
 def _newer(a: dict, b: dict) -> bool:
     return a.get("run") != b.get("run") or a.get("seq", 0) >= b.get("seq", 0)
+
+
+# ----- the one thing a reader may ask of the service: show a PIN on the OLED -----------------
+
+CONTROL = "control.sock"
+
+
+@dataclass(frozen=True)
+class ShowPin:
+    """Show ``pin`` (6 digits) on the OLED for ``seconds`` (60..3600); the web page asks
+    this so that only someone at the table can read the PIN. It changes nothing in the game."""
+
+    pin: str
+    seconds: int
+
+
+def parse_control(data: bytes) -> ShowPin:
+    """A control datagram ``{"show_pin": "123456", "seconds": 300}`` -> :class:`ShowPin`;
+    raises ValueError saying what is wrong for anything else."""
+    try:
+        msg = json.loads(data)
+    except ValueError:
+        raise ValueError("control message is not JSON") from None
+    if not isinstance(msg, dict) or set(msg) != {"show_pin", "seconds"}:
+        raise ValueError("control message must be {\"show_pin\": \"NNNNNN\", \"seconds\": N}")
+    pin, seconds = msg["show_pin"], msg["seconds"]
+    if not (isinstance(pin, str) and len(pin) == 6 and pin.isdigit()):
+        raise ValueError(f"show_pin must be 6 digits, got {pin!r}")
+    if type(seconds) is not int or not 60 <= seconds <= 3600:
+        raise ValueError(f"seconds must be an integer 60..3600, got {seconds!r}")
+    return ShowPin(pin, seconds)
+
+
+def send_control(folder: str | Path, pin: str, seconds: int) -> None:
+    """Ask the running service (through ``<folder>/control.sock``) to show ``pin``.
+    Raises OSError when no service listens there."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.sendto(json.dumps({"show_pin": pin, "seconds": seconds}).encode(),
+                    socket.MSG_DONTWAIT, str(Path(folder) / CONTROL))
+
+
+class ControlListener:
+    """The service's control socket ``<folder>/control.sock``: a thread that turns each
+    valid datagram into a :class:`ShowPin` for ``post`` (the loop's queue) and logs and
+    drops anything else. Raises OSError when the socket cannot be bound."""
+
+    def __init__(self, folder: str | Path, post):
+        self.path = Path(folder) / CONTROL
+        self.post = post
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o750)
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            pass
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(str(self.path))
+        self._thread = threading.Thread(target=self._run, name="feed-control", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                data = self.sock.recv(4096)
+            except OSError:
+                return                   # closed
+            if not data:
+                continue
+            try:
+                self.post(parse_control(data))
+            except ValueError as exc:
+                LOG.warning("control socket %s: %s; ignored", self.path, exc)
+
+    def close(self) -> None:
+        """Stop listening and remove the socket file."""
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.sock.close()
+        self._thread.join(1.0)
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            pass

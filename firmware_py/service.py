@@ -27,7 +27,7 @@ from .companion.model import Lights, Screen
 from .companion.screens import build_lights, build_screen
 from .companion.tokens import TokenWatch
 from .companion.ui import TableUI
-from .feed import capture_ui
+from .feed import PIN_WARNING, ShowPin, capture_ui
 from .hw.parts import Animation, RawButton
 from .hw.sensor_link import SensorOccupancy, SensorStatus
 from .rules import deal as deal_circle, dumps_record, load_spec, replay
@@ -100,6 +100,7 @@ class Service:
         self._channel_maps: dict[int, dict[int, int]] = {}
         self._next_watchdog = 0.0
         self._seq = 0
+        self._pin_until: float | None = None   # a web PIN is shown on the OLED until then
         self.status: Status | None = None
         self.ready = threading.Event()
         self.problems: list[str] = []
@@ -203,7 +204,7 @@ class Service:
 
     # ----- the loop's work ---------------------------------------------------------------
     def _timeout(self, now: float) -> float:
-        deadlines = [self.buttons.next_deadline(), self.watch.next_deadline(now),
+        deadlines = [self.buttons.next_deadline(), self.watch.next_deadline(now), self._pin_until,
                      self._next_watchdog if self._watchdog_period() else None]
         due = [d - now for d in deadlines if d is not None]
         due += [h for h in (p.hang_in() for p in self._outputs()) if h is not None]
@@ -233,6 +234,9 @@ class Service:
                 self.ui.warnings["sensor link"] = "sensor link errors"
             else:
                 self.ui.warnings.pop("sensor link", None)
+        elif isinstance(event, ShowPin):       # display only: the game is not touched
+            self.ui.warnings[PIN_WARNING] = f"PIN {event.pin}"
+            self._pin_until = now + event.seconds
         elif isinstance(event, _Call):
             try:
                 event.result = event.fn()
@@ -241,6 +245,10 @@ class Service:
             event.done.set()
 
     def _tick(self, now: float) -> None:
+        if self._pin_until is not None and now >= self._pin_until:
+            self._pin_until = None
+            self.ui.warnings.pop(PIN_WARNING, None)
+            self._touch()
         for gesture in self.buttons.tick(now):
             self._touch()
             self.ui.gesture(gesture)

@@ -205,3 +205,37 @@ def test_feed_dir_follows_config_then_systemd_then_xdg(monkeypatch, tmp_path):
     monkeypatch.delenv("RUNTIME_DIRECTORY")
     monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/1000")
     assert str(feed_dir({})) == "/run/user/1000/patchwork-companion"
+
+
+def test_a_web_pin_shows_on_the_oled_but_never_on_the_feed(tmp_path):
+    from firmware_py.feed import send_control
+    frames = []
+    companion = start_companion(demo_config(fast=True), folder=tmp_path / "journal",
+                                feed=tmp_path / "feed", on_oled_frame=frames.append)
+    try:
+        send_control(tmp_path / "feed", "424242", 60)
+        wait_until(lambda: "PIN 424242" in companion.service.status.screen.warning,
+                   "the PIN on the OLED")
+        companion.service.call(lambda: None)
+        Hands(companion, timeout=10).press("next")         # another snapshot after the PIN
+        wait_until(lambda: "> Patchwork Express" in (read_live(tmp_path / "feed") or {})
+                   .get("oled", {}).get("lines", []), "the feed after the PIN")
+        text = (tmp_path / "feed" / "live.json").read_text()
+        assert "424242" not in text
+        shown = render(companion.service.status.screen)
+        png = Image.open(io.BytesIO(base64.b64decode(read_live(tmp_path / "feed")["oled"]["png"])))
+        assert png.convert("1").tobytes() != shown.tobytes()   # the OLED has the tag, the feed not
+        assert companion.service.status.mode == "setup_game"  # nothing in the game changed
+    finally:
+        companion.close()
+
+
+def test_bad_control_messages_are_refused_with_a_reason():
+    import pytest
+    from firmware_py.feed import parse_control
+    assert parse_control(b'{"show_pin": "012345", "seconds": 300}').pin == "012345"
+    for bad, why in ((b"nope", "not JSON"), (b'{"show_pin": "12a456", "seconds": 300}', "6 digits"),
+                     (b'{"show_pin": "123456", "seconds": 5}', "60..3600"),
+                     (b'{"show_pin": "123456", "seconds": 60, "undo": 1}', "must be")):
+        with pytest.raises(ValueError, match=why):
+            parse_control(bad)
