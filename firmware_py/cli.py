@@ -20,7 +20,6 @@ def _demo(args) -> int:
 def _run(args) -> int:
     from .app import run_forever
     from .config import load_or_report
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     cfg = load_or_report(args.config)
     if cfg is None:
         return 2
@@ -116,6 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("rest", nargs=argparse.REMAINDER)
     ins.set_defaults(func=_install)
 
+    from .commands import backup, export, history, stats, web
+    for module in (history, stats, export, web):
+        module.add_parser(sub)
+    backup.add_parsers(sub)
+
     cf = sub.add_parser("config", help="check a config file or print the default one")
     cfs = cf.add_subparsers(dest="config_command", required=True)
     ck = cfs.add_parser("check", help="validate FILE and name each bad key with its allowed values")
@@ -123,7 +127,35 @@ def build_parser() -> argparse.ArgumentParser:
     ck.set_defaults(func=_config_check)
     cd = cfs.add_parser("default", help="print the default config (every key documented)")
     cd.set_defaults(func=_config_default)
+    _add_global_options(parser, sub)
     return parser
+
+
+VERBOSE_DEFAULT = {"run": logging.INFO, "web": logging.INFO}   #: commands that log by default
+
+
+def version() -> str:
+    """The installed package's version ("unknown" when run from an uninstalled tree)."""
+    from importlib.metadata import PackageNotFoundError, version as dist_version
+    try:
+        return dist_version("patchwork-companion")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _add_global_options(parser, sub) -> None:
+    """``--version`` on the command; ``-v``/``--log-level`` before or after the subcommand."""
+    from .logs import LEVELS
+    parser.add_argument("--version", action="version", version=f"patchwork-companion {version()}")
+    children = [child for name, child in sub.choices.items() if name != "install"]
+    for p, default in [(parser, None)] + [(child, argparse.SUPPRESS) for child in
+                                          dict.fromkeys(children)]:
+        if any("--log-level" in a.option_strings for a in p._actions):
+            continue
+        p.add_argument("-v", "--verbose", action="count", default=0 if default is None else default,
+                       help="log more (-v: info, -vv: debug)")
+        p.add_argument("--log-level", choices=LEVELS, default=default,
+                       help="log records at this level and above (overrides -v)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -133,6 +165,10 @@ def main(argv: list[str] | None = None) -> int:
         from .install import main as install_main
         return install_main(argv[1:])
     args = build_parser().parse_args(argv)
+    if args.command != "sim":                 # the simulator logs to a file of its own
+        from .logs import level_of, setup
+        setup(level_of(args.verbose, args.log_level, VERBOSE_DEFAULT.get(args.command,
+                                                                          logging.WARNING)))
     try:
         return args.func(args)
     except BrokenPipeError:  # the reader (e.g. `head`) went away: not an error of ours
