@@ -130,7 +130,7 @@ async def static(request: web.Request) -> web.Response:
     if "/" in name or suffix not in STATIC_TYPES:
         raise web.HTTPNotFound(reason="no such file")
     try:
-        text = resources.files("firmware_py.web").joinpath("static", name).read_text("utf-8")
+        text = resources.files("firmware_py.web").joinpath("static").joinpath(name).read_text("utf-8")
     except (FileNotFoundError, OSError):
         raise web.HTTPNotFound(reason="no such file") from None
     return web.Response(text=text, content_type=STATIC_TYPES[suffix],
