@@ -30,7 +30,7 @@ def layout(title: str, here: str, body: str, scripts: tuple[str, ...] = ()) -> s
     tags = "".join(f'<script src="{s}" defer></script>' for s in scripts)
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f'<title>{escape(title)} - Patchwork companion</title>'
+            f'<title>{escape(title)} - Patchwork companion</title><link rel="icon" href="data:,">'
             f'<link rel="stylesheet" href="/static/style.css">{tags}</head><body>'
             f'<header><span class="brand">Patchwork companion</span>{nav}</header>'
             f'<main>{body}</main></body></html>')
@@ -45,7 +45,7 @@ def live_page() -> str:
     body = f"""
 <h1><span id="to-move">waiting for the companion...</span> <small class="muted" id="turn"></small></h1>
 <div class="grid">
- <section class="card"><h2>Time board</h2>{boards}
+ <section class="card live"><h2>Time board</h2>{boards}
   <p class="instruction" id="instruction"></p><p class="ok" id="winner"></p>
   <p class="error" id="warnings"></p></section>
  <section>
