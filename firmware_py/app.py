@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from .companion.names import load_names
 from .config import state_dir
 from .feed import ControlListener, FeedPublisher, feed_dir
 from .hw.backends import Parts, build_parts
@@ -46,10 +47,11 @@ class Companion:
 def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callable | None = None,
                     on_oled_frame=None, on_led_frame=None, notifier=None,
                     clock: Callable[[], float] = time.monotonic,
-                    feed: str | Path | None = None) -> Companion:
+                    feed: str | Path | None = None, names: str | Path | None = None) -> Companion:
     """Build every part from ``cfg``, resume the journal and start the loop and sensor link.
 
-    ``feed``: publish the live feed into this folder (see :mod:`.feed`), or None."""
+    ``feed``: publish the live feed into this folder (see :mod:`.feed`), or None;
+    ``names``: the file of player names offered at setup (``companion.names``), or None."""
     folder = Path(folder) if folder else state_dir(cfg)
     holder: dict = {}
 
@@ -60,6 +62,8 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
     publisher = FeedPublisher(feed) if feed is not None else None
     service = Service(cfg, parts, folder, clock=clock, deal=deal, notifier=notifier, feed=publisher)
     holder["service"] = service
+    if names is not None:                   # offered at setup; edited on the web page (PIN)
+        service.ui.known_names = lambda: load_names(names)
     service.ui.sensor_status(False, "sensor: connecting" if parts.sensor_ports else "sensor: no port")
     service.start()
     link = None
@@ -75,11 +79,17 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
     return Companion(service, parts, link, publisher, control)
 
 
+def names_path(cfg: dict) -> Path:
+    """The player names file of ``cfg``: ``names.json`` in the state folder."""
+    return state_dir(cfg) / "names.json"
+
+
 def run_forever(cfg: dict) -> int:
     """The ``run`` command: serve until SIGTERM/SIGINT, then shut down in order (design 6)."""
     from .hw.sdnotify import Notifier
     notifier = Notifier.from_environment()
-    companion = start_companion(cfg, notifier=notifier, feed=feed_dir(cfg))
+    companion = start_companion(cfg, notifier=notifier, feed=feed_dir(cfg),
+                                names=names_path(cfg))
     done = threading.Event()
 
     def _stop(signum, _frame):

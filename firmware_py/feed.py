@@ -123,7 +123,7 @@ def capture_ui(ui, screen, lights) -> Capture:
     A web PIN on the OLED is left out of the capture (its warnings, its screen):
     the feed is read by every open page, the PIN only by someone at the table."""
     session = ui.session
-    names = getattr(session.setup, "names", None) if session is not None else None
+    names = session.setup.seat_names() if session is not None else None
     warnings = tuple(v for k, v in ui.warnings.items() if k != PIN_WARNING)
     if PIN_WARNING in ui.warnings and screen is not None:
         screen = replace(screen, warning=" / ".join(warnings))
