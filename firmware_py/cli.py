@@ -43,6 +43,13 @@ def _calibrate(args) -> int:
 
 
 def _sim(args) -> int:
+    try:
+        import textual  # noqa: F401  the terminal UI's library, an optional extra
+    except ImportError:
+        print("patchwork-companion sim needs textual, which is not installed: "
+              "pip install 'patchwork-companion[sim]' (in a checkout: pip install -e '.[sim]')",
+              file=sys.stderr)
+        return 2
     from .sim.tui import main as sim_main
     argv = []
     if args.config:
