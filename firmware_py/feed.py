@@ -263,7 +263,9 @@ class FeedPublisher:
 
     ``folder``: the feed folder (created, with ``feed/``, mode 0750). Only the
     latest capture waiting is kept. ``sent``/``dropped`` count datagrams
-    delivered and not delivered (full, absent or stale consumer).
+    delivered and not delivered (full, absent or stale consumer). A capture equal to
+    the last one published is skipped (the loop rebuilds after every input, also
+    when nothing a reader sees changed).
     """
 
     name = "live feed"
@@ -282,6 +284,7 @@ class FeedPublisher:
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self._thread: threading.Thread | None = None
         self.published = 0        # snapshots written so far (for tests and tools)
+        self._last: Capture | None = None   # the last capture published (equal ones are skipped)
 
     def submit(self, cap: Capture) -> None:
         """Hand the latest capture to the publisher thread (never blocks, never raises)."""
@@ -306,8 +309,11 @@ class FeedPublisher:
                 if self._pending is None:
                     return
                 cap, self._pending = self._pending, None
+            if cap == self._last:       # nothing a reader sees changed (e.g. a button's press edge)
+                continue
             try:
                 self.publish(cap)
+                self._last = cap
             except Exception as exc:  # noqa: BLE001  the feed must never take the game down
                 self._fail(exc)
 

@@ -239,3 +239,18 @@ def test_bad_control_messages_are_refused_with_a_reason():
                      (b'{"show_pin": "123456", "seconds": 60, "undo": 1}', "must be")):
         with pytest.raises(ValueError, match=why):
             parse_control(bad)
+
+
+def test_an_unchanged_table_is_not_published_again(tmp_path):
+    pub = FeedPublisher(tmp_path)
+    cap = _capture(_ui_after(GOLDEN_RECORDS[0], 5))
+    try:
+        for _ in range(3):
+            pub.submit(cap)
+            wait_until(lambda: pub._pending is None, "the publisher to take it")
+        pub.submit(_capture(_ui_after(GOLDEN_RECORDS[0], 6)))
+        wait_until(lambda: pub.published == 2, "the changed table")
+        pub.close()
+        assert pub.published == 2 and read_live(tmp_path)["seq"] == 2
+    finally:
+        pub.close()

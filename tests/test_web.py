@@ -194,6 +194,8 @@ def test_the_web_command_listens_on_the_configured_address_only(tmp_path):
             time.sleep(0.1)
         listening = _listening(port)
         assert listening == ["0100007F"], listening          # 127.0.0.1 (the default) only
+        maps = Path(f"/proc/{proc.pid}/maps").read_text()
+        assert "libssl" not in maps and "_ssl" not in maps     # plain HTTP: ssl left out
         with pytest.raises(OSError):
             socket.create_connection((_other_address(), port), timeout=2).close()
     finally:

@@ -8,21 +8,20 @@ like any other).
 from __future__ import annotations
 
 
-def _where(player: str | None, game: str | None, alias: str = "g") -> tuple[str, list]:
-    where, args = [], []
-    if player is not None:
-        where.append(f"EXISTS (SELECT 1 FROM players q WHERE q.game_id = {alias}.id AND q.name = ?)")
-        args.append(player)
-    if game is not None:
-        where.append(f"{alias}.game = ?")
-        args.append(game)
-    return (" WHERE " + " AND ".join(where)) if where else "", args
-
-
 def count_games(index, player: str | None = None, game: str | None = None) -> int:
-    """How many games are indexed, with the same filters as ``Index.games``."""
-    where, args = _where(player, game)
-    return index.db.execute(f"SELECT count(*) FROM games g{where}", args).fetchone()[0]
+    """How many games are indexed, with the same filters as ``Index.games`` (``player``:
+    a player of that exact name; ``game``: that game kind)."""
+    if player is None:
+        sql, args = "SELECT count(*) FROM games", []
+        if game is not None:
+            sql, args = sql + " WHERE game = ?", [game]
+        return index.db.execute(sql, args).fetchone()[0]
+    sql = ("SELECT count(DISTINCT p.game_id) FROM players p JOIN games g ON g.id = p.game_id "
+           "WHERE p.name = ?")
+    args = [player]
+    if game is not None:
+        sql, args = sql + " AND g.game = ?", args + [game]
+    return index.db.execute(sql, args).fetchone()[0]
 
 
 def player_names(index) -> list[str]:
