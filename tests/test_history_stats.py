@@ -214,3 +214,13 @@ def test_restore_checks_everything_first_and_writes_nothing_when_bad(store, tmp_
     (tmp_path / "junk.tar.gz").write_bytes(b"not a tar file")
     with pytest.raises(BackupError, match="not a backup file"):
         restore(fresh, tmp_path / "junk.tar.gz")
+
+
+def test_a_page_of_games_equals_the_index_view(store):
+    from firmware_py.store.stats import page_of_games
+    with History(store).index() as index:
+        for player, game in ((None, None), ("Anna", None), ("Anna", "patchwork"), (None,
+                             "patchwork-express"), ("Nobody", None)):
+            for limit, offset in ((50, 0), (2, 1), (1, 4)):
+                assert page_of_games(index, player, game, limit, offset) == \
+                    index.games(player=player, game=game, limit=limit, offset=offset)

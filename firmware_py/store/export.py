@@ -14,7 +14,7 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .stats import count_games
+from .stats import count_games, page_of_games
 
 #: BoardGameGeek's ids (boardgamegeek.com/boardgame/<id>) and names
 BGG = {"patchwork": (163412, "Patchwork"), "patchwork-express": (231326, "Patchwork Express")}
@@ -30,7 +30,7 @@ CSV_COLUMNS = ("id", "started", "ended", "duration_s", "game", "time_board", "la
 def rows_oldest_first(index, player: str | None = None, game: str | None = None) -> list[dict]:
     """Every matching ``game_rows`` row, oldest first."""
     total = count_games(index, player, game)
-    rows = index.games(player=player, game=game, limit=max(total, 1), offset=0)
+    rows = page_of_games(index, player, game, max(total, 1), 0)
     return list(reversed(rows))
 
 

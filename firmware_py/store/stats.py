@@ -88,3 +88,21 @@ def summary(index, top: int = 6) -> dict:
     players = player_stats(index)
     return {"players": players, "games": game_stats(index),
             "scores": score_series(index, [p["name"] for p in players[:top]])}
+
+
+def page_of_games(index, player: str | None = None, game: str | None = None, limit: int = 50,
+                  offset: int = 0) -> list[dict]:
+    """The same rows as ``Index.games`` (``game_rows`` dicts, newest first, same filters),
+    choosing the page's ids on the ``games`` table first so that only ``limit`` games are
+    joined with their players (the view alone sorts every game: 50 ms at 10,000 games)."""
+    where, args = [], []
+    if player is not None:
+        where.append("id IN (SELECT game_id FROM players WHERE name = ?)")
+        args.append(player)
+    if game is not None:
+        where.append("game = ?")
+        args.append(game)
+    ids = ("SELECT id FROM games" + (" WHERE " + " AND ".join(where) if where else "")
+           + " ORDER BY ended_unix DESC, id DESC LIMIT ? OFFSET ?")
+    sql = f"SELECT * FROM game_rows WHERE id IN ({ids}) ORDER BY ended_unix DESC, id DESC"
+    return [dict(r) for r in index.db.execute(sql, args + [limit, offset])]

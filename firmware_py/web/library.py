@@ -11,7 +11,7 @@ from pathlib import Path
 from ..rules import parse_record, score, start_state, steps
 from ..store import History
 from ..store.export import to_bgstats_text, to_csv, to_jsonl
-from ..store.stats import count_games, player_names, summary
+from ..store.stats import count_games, page_of_games, player_names, summary
 
 COLOURS = ("green", "yellow")
 
@@ -58,7 +58,7 @@ class Library:
     def games(self, player: str | None, game: str | None, limit: int, offset: int):
         """(rows of one page, newest first; total matching)."""
         with self._index() as index:
-            rows = index.games(player=player, game=game, limit=limit, offset=offset)
+            rows = page_of_games(index, player, game, limit, offset)
             return [page_row(r) for r in rows], count_games(index, player, game)
 
     def count(self) -> int:
