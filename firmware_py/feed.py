@@ -49,7 +49,9 @@ The snapshot (``format`` = ``"patchwork-live/1"``), a JSON object:
 - ``over``, ``winner`` (colour or null), ``scores`` (final or as they stand),
   ``warnings``.
 - ``moves``: the game's moves so far in the game-record format, and
-  ``corrections`` (``{"player", "delta", "after_move"}``).
+  ``corrections`` (``{"player", "delta", "after_move"}``); ``record``: the
+  whole game record so far (``patchwork-game-record/1``), which replays to
+  this very state.
 
 Build snapshots with :func:`build_snapshot` (pure: capture in, dict out).
 """
@@ -170,7 +172,16 @@ def build_snapshot(cap: Capture, seq: int, run: str, now: float | None = None) -
                         "empty": p.empty, "special": state.special == i}
                        for i, p in enumerate(state.players)]
     snap["moves"], snap["corrections"] = moves_of(state.spec, cap.groups)
+    snap["record"] = record_of(cap)
     return snap
+
+
+def record_of(cap: Capture) -> dict:
+    """The game record (``patchwork-game-record/1``, JSON form) of the moves so far, as the
+    service would save it now (players' names, corrections in ``meta``)."""
+    from .companion.session import Session
+    session = Session.restored(cap.setup, cap.groups, cap.state)
+    return session.record(players=cap.names).to_json()
 
 
 def moves_of(spec, groups) -> tuple[list, list]:

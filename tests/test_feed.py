@@ -18,7 +18,7 @@ from firmware_py.companion.ui import TableUI
 from firmware_py.demo import demo_config
 from firmware_py.feed import (FeedPublisher, FeedSubscriber, build_snapshot, capture_ui, feed_dir,
                               read_live)
-from firmware_py.rules import tally
+from firmware_py.rules import parse_record, replay, tally
 from firmware_py.sim.hands import Hands
 from firmware_py.view.oled import render
 from table_helpers import groups
@@ -50,6 +50,8 @@ def test_snapshot_carries_the_table_exactly():
     assert (snap["seq"], snap["run"], snap["at"], snap["mode"]) == (7, "run1", 1000.0, "turn")
     assert snap["turn"] == len(ui.session.groups)
     assert snap["moves"] == list(ui.session.record().moves)
+    replayed, _ = replay(parse_record(snap["record"]))
+    assert replayed.players == state.players and replayed.offer == state.offer
     assert snap["game"] == record.game and snap["time_board"] == record.time_board
     assert snap["offer"] == list(state.offer[:3])
     colours = ui.session.setup.colours

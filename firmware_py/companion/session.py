@@ -92,6 +92,17 @@ class Session:
         self.groups: list[tuple] = []
         self._states: list[GameState] = [setup.start_state()]
 
+    @classmethod
+    def restored(cls, setup: Setup, groups, state: GameState) -> "Session":
+        """A session holding ``groups`` (already applied, ending in ``state``) without
+        replaying them: for reading (``record()``, ``state``) off the loop thread, e.g. by
+        the live feed; its ``undo`` cannot go back further than ``state``."""
+        session = cls.__new__(cls)
+        session.setup = setup
+        session.groups = list(groups)
+        session._states = [state]
+        return session
+
     @property
     def state(self) -> GameState:
         """The current engine state."""
