@@ -218,3 +218,25 @@ def _listening(port: int) -> list[str]:
 def _other_address() -> str:
     """An address of this machine other than 127.0.0.1 (127.0.0.2 is loopback too)."""
     return "127.0.0.2"
+
+
+def test_the_page_catches_up_from_live_json_and_rebinds_a_vanished_socket(site):
+    hub = site.app[HUB]
+    pub = FeedPublisher(site.feed)
+    try:
+        ui = _ui_after(GOLDEN_RECORDS[0], 5)
+        snap = pub.publish(_capture(ui))
+        wait_until(lambda: (hub.snapshot or {}).get("seq") == snap["seq"], "the datagram")
+        (site.feed / "feed" / "web.sock").unlink()          # the folder was cleaned up
+        ui = _ui_after(GOLDEN_RECORDS[0], 6)
+        snap = pub.publish(_capture(ui))                   # no socket: only live.json has it
+        wait_until(lambda: (hub.snapshot or {}).get("seq") == snap["seq"], "the catch-up",
+                   timeout=10)
+        wait_until(lambda: (site.feed / "feed" / "web.sock").exists(), "the socket again",
+                   timeout=10)
+        received = hub.received
+        snap = pub.publish(_capture(_ui_after(GOLDEN_RECORDS[0], 7)))
+        wait_until(lambda: hub.received > received, "a datagram on the new socket")
+        assert hub.snapshot["seq"] == snap["seq"]
+    finally:
+        pub.close()

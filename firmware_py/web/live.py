@@ -16,7 +16,7 @@ import json
 import logging
 from pathlib import Path
 
-from ..feed import FeedSubscriber, read_live
+from ..feed import LIVE_FILE, FeedSubscriber, read_live
 
 LOG = logging.getLogger(__name__)
 
@@ -64,6 +64,7 @@ class LiveHub:
         self.sub: FeedSubscriber | None = None
         self._task: asyncio.Task | None = None
         self.received = 0
+        self._mtime = 0                 # live.json's mtime when last read
 
     async def start(self) -> None:
         """Bind the socket and start listening (call inside the running loop)."""
@@ -103,9 +104,15 @@ class LiveHub:
                 if not self.sub.bound():
                     LOG.info("live feed socket %s vanished: binding again", self.sub.path)
                     self._bind()
-                snap = read_live(self.folder)
-                if snap is not None:
-                    self.update(snap)
+                try:
+                    mtime = (self.folder / LIVE_FILE).stat().st_mtime_ns
+                except FileNotFoundError:
+                    continue                      # nothing published yet
+                if mtime != self._mtime:          # changed since: a datagram may be missing
+                    self._mtime = mtime
+                    snap = read_live(self.folder)
+                    if snap is not None:
+                        self.update(snap)
             except OSError as exc:
                 LOG.warning("live feed in %s: %s", self.folder, exc)
 

@@ -209,11 +209,14 @@ async def downloads(request: web.Request) -> web.Response:
 
 # ----- names (PIN) -------------------------------------------------------------------------
 
+MESSAGES = {"edit": "You may edit the names now.", "saved": "Names saved."}
+
+
 async def players(request: web.Request) -> web.Response:
-    """GET /players : the known names; an edit form with a valid session."""
+    """GET /players[?msg=edit|saved] : the known names; an edit form with a valid session."""
     editing = request.app[GATE].allowed(request.cookies.get(COOKIE))
     return _html(pages.players_page(load_names(request.app[NAMES]), editing,
-                                    request.query.get("msg", "")))
+                                    MESSAGES.get(request.query.get("msg", ""), "")))
 
 
 async def pin(request: web.Request) -> web.Response:
@@ -232,7 +235,7 @@ async def login(request: web.Request) -> web.Response:
     except AuthError as exc:
         return _html(pages.players_page(load_names(request.app[NAMES]), False, error=str(exc)),
                      exc.status)
-    response = web.HTTPSeeOther("/players?msg=You+may+edit+the+names+now.")
+    response = web.HTTPSeeOther("/players?msg=edit")
     response.set_cookie(COOKIE, token, max_age=gate.seconds, httponly=True, samesite="Strict",
                         path="/")
     raise response
@@ -247,7 +250,7 @@ async def save_players(request: web.Request) -> web.Response:
         save_names(request.app[NAMES], str(form.get("names", "")).splitlines())
     except NamesError as exc:
         return _html(pages.players_page(load_names(request.app[NAMES]), True, error=str(exc)), 400)
-    raise web.HTTPSeeOther("/players?msg=Names+saved.")
+    raise web.HTTPSeeOther("/players?msg=saved")
 
 
 # ----- the application ---------------------------------------------------------------------
