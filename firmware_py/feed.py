@@ -260,6 +260,18 @@ def oled_png(screen) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def ensure_folder(path: Path) -> Path:
+    """Create ``path`` (mode 0750) if missing and check that it is ours: a folder another
+    user made first (e.g. under /tmp) could feed us false states or read the feed.
+    Raises PermissionError (an OSError) when it belongs to another user."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o750)
+    owner = path.stat().st_uid
+    if owner != os.getuid():
+        raise PermissionError(f"{path} belongs to user {owner}, not to us ({os.getuid()}): "
+                              "not using it for the live feed")
+    return path
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` (write a temporary file, rename): a reader sees the
     old or the new file, never half of one. Not fsynced: the feed folder lives in RAM."""
@@ -310,9 +322,11 @@ class FeedPublisher:
 
     def _run(self) -> None:
         try:
-            self.sockets.mkdir(parents=True, exist_ok=True, mode=0o750)
+            ensure_folder(self.folder)
+            ensure_folder(self.sockets)
         except OSError as exc:
             self._fail(exc)
+            return                      # publish nothing into a folder that is not ours
         while True:
             with self._cond:
                 while self._pending is None and not self._closing:
@@ -404,7 +418,8 @@ class FeedSubscriber:
         """(Re)bind the socket; call again if ``path`` disappeared (the folder was recreated)."""
         if self.sock is not None:
             self.sock.close()
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o750)
+        ensure_folder(self.folder)
+        ensure_folder(self.path.parent)
         try:
             self.path.unlink()
         except FileNotFoundError:
@@ -516,7 +531,7 @@ class ControlListener:
     def __init__(self, folder: str | Path, post):
         self.path = Path(folder) / CONTROL
         self.post = post
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o750)
+        ensure_folder(self.path.parent)
         try:
             self.path.unlink()
         except FileNotFoundError:

@@ -256,3 +256,23 @@ def test_an_unchanged_table_is_not_published_again(tmp_path):
         assert pub.published == 2 and read_live(tmp_path)["seq"] == 2
     finally:
         pub.close()
+
+
+def test_a_feed_folder_of_another_user_is_not_used(tmp_path):
+    import os
+    import pytest
+    from firmware_py.feed import ControlListener
+    if os.getuid() != 0:
+        pytest.skip("needs root to give a folder to another user")
+    folder = tmp_path / "squatted"
+    (folder / "feed").mkdir(parents=True)
+    os.chown(folder, 12345, 12345)
+    with pytest.raises(PermissionError, match="belongs to user 12345"):
+        FeedSubscriber(folder, "web")
+    with pytest.raises(PermissionError):
+        ControlListener(folder, lambda event: None)
+    pub = FeedPublisher(folder)
+    pub.submit(_capture(_ui_after(GOLDEN_RECORDS[0], 3)))
+    wait_until(lambda: pub.failed, "the publisher to refuse the folder")
+    pub.close()
+    assert "belongs to user 12345" in pub.failed and not (folder / "live.json").exists()
