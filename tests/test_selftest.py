@@ -135,7 +135,7 @@ def test_selftest_in_simulation_passes_every_part(tmp_path):
     assert any(line.startswith("  occupied: [3]") for line in lines)
     assert any(line.startswith("  occupied: [3, 7]") for line in lines)
     sensor = next(line for line in lines if line.startswith("PASS  sensor"))
-    assert "firmware 1.0.0-sim, 54 spaces" in sensor
+    assert "firmware 1.1.0-sim, 54 spaces" in sensor
     assert "CRC errors 0" in sensor and "frames ok " in sensor
 
 
