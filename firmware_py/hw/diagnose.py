@@ -69,14 +69,21 @@ def pio_cause(root: Path = Path("/")) -> str:
     return "/dev/pio0 exists and group gpio may use it"
 
 
-def gpiochip_cause(root: Path = Path("/")) -> str:
-    """Which /dev/gpiochip* exist under ``root`` and what that means for gpiozero on a Pi 5."""
+def gpiochip_cause(root: Path = Path("/"), falls_back: bool = False) -> str:
+    """Which /dev/gpiochip* exist under ``root`` and what that means for gpiozero on a Pi 5.
+
+    ``falls_back``: the gpiozero in use is 2.0.1.post1 or later (it opens gpiochip0
+    when gpiochip4 is absent), so a missing gpiochip4 link is no fault.
+    """
     dev = root / "dev"
     chips = sorted(p.name for p in dev.glob("gpiochip*")) if dev.is_dir() else []
     if "gpiochip0" not in chips:
         return ("no /dev/gpiochip0: the GPIO character device is missing; update the kernel "
                 "(`sudo apt full-upgrade`) and reboot")
     link = dev / "gpiochip4"
+    if not link.exists() and falls_back:
+        return (f"GPIO chips present: {', '.join(chips)} (no gpiochip4 link: gpiozero "
+                ">=2.0.1.post1, which this install pins, opens gpiochip0)")
     if not link.exists():
         return ("/dev/gpiochip4 is absent (Pi OS dropped the compatibility link to gpiochip0): "
                 "gpiozero before 2.0.1.post1 opens gpiochip4 on a Pi 5 and fails; "
