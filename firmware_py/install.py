@@ -689,6 +689,7 @@ class Installer:
         if not missing:
             self.report("apt", "ok", f"installed: {' '.join(wanted)}")
             return
+        self.command("apt update", ["apt-get", "update"])      # an old package list fails installs
         self.command("apt", ["apt-get", "install", "-y", "--no-install-recommends", *missing])
 
     def step_pi5_devices(self, driver: str, model: str) -> None:
