@@ -282,6 +282,7 @@ class FakeSystem:
         self.fail: str | None = None
         self.stale_unit = False
         self.debs: set[str] = {"python3-venv"}
+        self.python = "3.11"
 
     def __call__(self, argv, capture):
         argv = list(argv)
@@ -295,7 +296,7 @@ class FakeSystem:
         if argv[0] == "apt-get":
             self.debs.update(a for a in argv[2:] if not a.startswith("-"))
         if argv[1:2] == ["-c"]:
-            return 0, "3.11\n"
+            return 0, f"{self.python}\n"
         if argv[:2] == ["systemctl", "is-enabled"]:
             return (0, "enabled\n") if self.enabled else (1, "disabled\n")
         if argv[:2] == ["systemctl", "is-active"]:
@@ -479,3 +480,16 @@ def test_set_toml_value():
     assert set_toml_value('[a]\nx = 1\n', "", "y", "2").startswith("y = 2\n")
     with pytest.raises(tomllib.TOMLDecodeError):
         set_toml_value(text, "leds", "driver", "not toml")
+
+
+def test_live_plan_follows_the_pis_python(tmp_path, monkeypatch):
+    """On a Pi 5 the PIO library has wheels for Python 3.11-3.13: build tools only beyond."""
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    for python, builds in (("3.13", False), ("3.14", True)):
+        root = make_root(tmp_path / python, model="Raspberry Pi 5 Model B Rev 1.0")
+        system = FakeSystem(root)
+        system.python = python
+        _, lines = live(root, system)
+        apt = next(c for c in acting(system.calls) if c[:2] == ["apt-get", "install"])
+        assert ("build-essential" in apt) == builds, (python, apt)
+        assert any(f"Python {python}" in line for line in lines)

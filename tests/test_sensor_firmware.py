@@ -366,3 +366,13 @@ def test_host_session_reads_the_firmware_scan_rate_and_old_firmware_stays_usable
         assert (stats.scan is None) == old
         if not old:
             assert stats.scan.scans == 3 and stats.scan.window_ms >= 1
+
+
+def test_scan_stats_are_forgotten_when_the_port_is_reopened():
+    session = LinkSession(spaces=54)
+    session.connected(0.0, "fake")
+    session.received(0.01, sp.encode(sp.Hello(0, 1, "1.1.0", 54)) + sp.encode(
+        sp.ScanStats(1, 5000, 1000, 1800, 5400)))
+    assert session.stats(0.01).scan == sp.ScanStats(1, 5000, 1000, 1800, 5400)
+    session.connected(0.5, "another")
+    assert session.stats(0.5).scan is None
