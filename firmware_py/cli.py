@@ -11,7 +11,7 @@ import logging
 import sys
 
 #: the commands in the order ``--help`` lists them (modules of firmware_py.commands)
-COMMANDS = ("demo", "replay", "run", "sim", "selftest", "calibrate", "install", "config",
+COMMANDS = ("demo", "replay", "run", "sim", "selftest", "calibrate", "template", "install", "config",
             "web", "history", "stats", "export", "backup", "restore")
 VERBOSE_DEFAULT = {"run": logging.INFO, "web": logging.INFO}   #: commands that log by default
 
