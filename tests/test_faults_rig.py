@@ -287,10 +287,11 @@ class TableDriver:
 
 
 def service_for(folder: str | Path, record: GameRecord, clock: StepClock | None = None,
-                parts: Parts | None = None) -> Service:
-    """A started Service (no hardware unless ``parts``) on ``folder`` dealing ``record``'s circle."""
+                parts: Parts | None = None, deal: Callable | None = None) -> Service:
+    """A started Service (no hardware unless ``parts``) on ``folder`` dealing ``record``'s
+    circle (or what ``deal(game)`` returns)."""
     return Service(fast_config(), parts or Parts(), folder, clock=clock or StepClock(),
-                   deal=lambda game: (record.circle, record.blue or ())).start()
+                   deal=deal or (lambda game: (record.circle, record.blue or ()))).start()
 
 
 def expected_result(record: GameRecord):
