@@ -423,3 +423,23 @@ def test_a_journal_folder_that_cannot_be_made_still_lets_the_game_be_played(tmp_
     assert final.mode == "end" and final.moves == list(untracked_copy(EXPRESS_RECORD).moves)
     assert "not saving" in warning and "record not saved" in warning
 
+
+
+def test_start_up_reads_nothing_of_the_history(tmp_path, monkeypatch):
+    """A long history must not slow the start: with a game in progress, the service opens
+    neither the index nor a record (here both would fail loudly)."""
+    folder = tmp_path / "journal"
+    finish(folder)                                         # one game in the history
+    touched = []
+    monkeypatch.setattr(History, "index", lambda self: touched.append("index"))
+    monkeypatch.setattr(History, "ensure", lambda self, *a: touched.append("ensure"))
+    (folder / "records").chmod(0o000)
+    try:
+        journal = Journal(folder)
+        journal.load()
+        journal.append({"kind": "setup", "setup": Journal(folder).load().entries[0]["setup"],
+                        "id": "next"})                     # a new game in progress
+        problems, warning, turns, _ = resumed(folder, EXPRESS_RECORD)
+    finally:
+        (folder / "records").chmod(0o755)
+    assert (problems, turns, touched) == ([], 0, [])
