@@ -404,6 +404,11 @@ class Service:
         except JournalError as exc:
             self._refused(exc)
             raise
+        finally:
+            for moved in self.journal.take_moved():
+                LOG.warning("%s", moved)
+        if body.get("kind") == "setup":
+            self.ui.warnings.pop("journal damage", None)     # said for the game it concerned
         if self._journal_failing:
             LOG.warning("journal in %s writable again: caught up", self.journal.folder)
             self._journal_failing = False

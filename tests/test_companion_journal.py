@@ -314,3 +314,23 @@ def test_writable_problem_names_the_folder_and_the_reason(tmp_path, monkeypatch)
     monkeypatch.setattr(J, "os", FailingOs(errno.EROFS, "open"))
     assert J.writable_problem(tmp_path) == f"{tmp_path} is not writable (read-only: " \
                                            f"{os.strerror(errno.EROFS)})"
+
+
+def test_a_repair_by_the_next_append_quarantines_first(tmp_path, monkeypatch):
+    """Damage found while the disk refused: the first write that works still moves the
+    damaged file aside before it rewrites the journal."""
+    write_game(tmp_path, 4)
+    lines = lines_of(tmp_path)
+    lines[2] = b"{garbage"
+    put_lines(tmp_path, lines)
+    damaged = (tmp_path / "journal.jsonl").read_bytes()
+    j = Journal(tmp_path)
+    j.load()
+    failing = FailingOs(errno.EROFS, ("fsync", "link"))
+    monkeypatch.setattr(J, "os", failing)
+    with pytest.raises(JournalError):
+        j.catch_up()
+    failing.failing = False
+    j.append({"kind": "turn", "moves": [4]})
+    assert (tmp_path / "quarantine" / "q-0001-journal.jsonl").read_bytes() == damaged
+    assert j.take_moved() and moves(Journal(tmp_path).load()) == list(range(5))

@@ -245,6 +245,7 @@ class Journal:
         self._last: tuple[int, dict] | None = None   # the last line on disk, repeated by the next
         self._rewrite = False          # the files must be rewritten from memory first
         self._to_quarantine: list[Path] = []
+        self._moved: list[str] = []    # where damaged files went, not yet told
         self.snapshot_due = False
 
     # ----- what is held -------------------------------------------------------------------
@@ -414,6 +415,7 @@ class Journal:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             if self._rewrite or fresh:
+                self._quarantine_files()
                 self._rewrite_files()
             else:
                 with open(self.path, "ab") as fh:
@@ -451,21 +453,24 @@ class Journal:
             return []
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            moved = self._quarantine_files()
+            self._quarantine_files()
             self._rewrite_files()
         except OSError as exc:
             raise self._error(exc) from exc
+        return self.take_moved()
+
+    def take_moved(self) -> list[str]:
+        """Messages saying where damaged files were moved since the last call (for the log)."""
+        moved, self._moved = self._moved, []
         return moved
 
-    def _quarantine_files(self) -> list[str]:
+    def _quarantine_files(self) -> None:
         """Link each damaged file into ``quarantine/`` under a new name (never replacing one)."""
-        moved = []
         for path in list(self._to_quarantine):
             if path.exists() and path.stat().st_size:
                 kept = self._link_new(path)
-                moved.append(f"{path}: its bytes are kept in {kept}")
+                self._moved.append(f"{path}: its bytes are kept in {kept}")
             self._to_quarantine.remove(path)
-        return moved
 
     def _link_new(self, path: Path) -> Path:
         self.quarantine.mkdir(exist_ok=True)

@@ -135,7 +135,7 @@ class History:
         path = self.record_path(game_id)
         try:
             record = parse_record(path.read_bytes())
-        except (OSError, RecordError, ValueError):
+        except (OSError, RecordError, ValueError, RecursionError):
             return self.file(game_id, make_record())
         with self.index() as index:
             if index.has(game_id):
