@@ -10,9 +10,6 @@ hung loop is restarted (design 6).
 """
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import json
 import logging
 import queue
 import random
@@ -24,20 +21,18 @@ from pathlib import Path
 from typing import Callable
 
 from .companion.buttons import ButtonClassifier
-from .companion.journal import Journal, JournalError, reason_of, writable_error
 from .companion.model import Lights, Screen
 from .companion.screens import build_lights, build_screen
 from .companion.tokens import TokenWatch
 from .companion.ui import TableUI
 from .hw.parts import Animation, RawButton
 from .hw.sensor_link import SensorOccupancy, SensorStatus
-from .rules import deal as deal_circle, load_spec, replay
-from .store import History, StoreError, new_game_id
+from .keeper import Keeper
+from .rules import deal as deal_circle, load_spec
 from .view.leds import LedLayout, led_frame, next_change
 from .view.oled import render
 
 LOG = logging.getLogger(__name__)
-RETRY_S = 2.0          # a refused write (journal, snapshot, record) is tried again this often
 
 
 @dataclass(frozen=True)
@@ -76,11 +71,10 @@ class Service:
     ``notifier``: an ``sdnotify.Notifier`` or None; ``wall``: the wall clock (an
     aware ``datetime``) for the records' start and end times.
 
-    A finished game is filed into the history (:class:`~.store.History`: its
-    record, then its index row) when it ends; a write the disk refuses
-    (journal, snapshot, record) is kept in memory and tried again every
-    :data:`RETRY_S` seconds, and the next game replaces the journal only once
-    the last game's record is saved.
+    The journal, the snapshot and the history of finished games are the
+    :class:`~.keeper.Keeper`'s (``self.keeper``; ``self.journal`` and
+    ``self.history`` are its): a write the disk refuses is kept in memory and
+    tried again every few seconds (:data:`~.keeper.RETRY_S`).
     """
 
     def __init__(self, cfg: dict, parts, folder: str | Path, *, clock: Callable[[], float] = time.monotonic,
@@ -92,16 +86,14 @@ class Service:
         self.wall = wall
         self.folder = Path(folder)
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
-        self.journal = Journal(self.folder)
-        self.history = History(self.folder)
-        self._unsaved: dict[str, object] = {}      # game id -> record not yet on disk
-        self._unindexed: dict[str, object] = {}    # game id -> record saved, index row missing
-        self._retry_at: float | None = None
+        self.keeper = Keeper(self.folder, clock, wall, self._touch)
+        self.journal = self.keeper.journal
+        self.history = self.keeper.history
         self.buttons = ButtonClassifier(cfg["buttons"]["hold_seconds"],
                                         cfg["buttons"]["debounce_ms"] / 1000)
         self.watch = TokenWatch(cfg["sensor"]["stable_ms"] / 1000, cfg["sensor"]["guidance_seconds"])
-        self._journal_failing = False
-        self.ui = TableUI(self._write_journal, deal or _random_deal, self._save_record)
+        self.ui = TableUI(self.keeper.write, deal or _random_deal, self.keeper.save_record)
+        self.keeper.ui = self.ui
         self.notifier = notifier
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -141,23 +133,12 @@ class Service:
         is not in the history yet. Reads nothing of the history.
         """
         self.problems = []
-        refused = writable_error(self.folder)
-        if refused is not None:
-            self._problem(f"the journal folder {self.folder} is not writable ({reason_of(refused)}: "
-                          f"{refused.strerror or refused}); games are kept in memory only until "
-                          f"it is")
-            self._journal_failing = True
-        self.history.remove_temporary()
-        loaded = self.journal.load()
-        for problem in loaded.problems:
-            self._problem(problem)
-        if loaded.notice:
-            self.ui.warnings["journal damage"] = loaded.notice
+        loaded = self.keeper.load(self._problem)
         for failure in self.parts.failures:
             self.problems.append(failure)
             self.ui.warnings[failure.split(" failed")[0]] = failure.split(":")[0]
         self._resume_entries(loaded.entries)
-        self._catch_up(self.clock())
+        self.keeper.resumed()
         for part in (self.parts.strip, self.parts.oled):
             if part is not None:
                 part.on_failure = lambda _part: self.post(None)   # wake the loop to say so
@@ -184,8 +165,6 @@ class Service:
                 self.ui.warnings["journal damage"] = "journal repaired"
                 self.journal.reset_to(entries[:keep])
             break
-        if self.ui.mode == "end" and self.ui.session is not None and not self.ui.saved_to:
-            self._ensure_record(self.ui.session)
 
     def start(self) -> "Service":
         """Resume and run the loop on its own thread; returns once the first frame is out."""
@@ -237,7 +216,7 @@ class Service:
     # ----- the loop's work ---------------------------------------------------------------
     def _timeout(self, now: float) -> float:
         deadlines = [self.buttons.next_deadline(), self.watch.next_deadline(now),
-                     self._next_watchdog if self._watchdog_period() else None, self._retry_at]
+                     self._next_watchdog if self._watchdog_period() else None, self.keeper.retry_at]
         due = [d - now for d in deadlines if d is not None]
         due += [h for h in (p.hang_in() for p in self._outputs()) if h is not None]
         return max(0.0, min(due)) if due else 1.0
@@ -286,9 +265,7 @@ class Service:
             part.check()
             self._part_warning(part)
         self._refresh(now)
-        self._flush_snapshot(now)
-        if self._retry_at is not None and now >= self._retry_at:
-            self._catch_up(now)
+        self.keeper.tick(now)       # the snapshot once the turn is shown; retries when due
         self._feed_watchdog(now)
 
     def _judge(self, now: float) -> None:
@@ -385,218 +362,9 @@ class Service:
             self.notifier.watchdog()
             self._next_watchdog = now + period
 
-    # ----- the journal -------------------------------------------------------------------
-    def _write_journal(self, body: dict) -> int:
-        """Journal one entry (the UI calls this before it shows a turn). A new game gets
-        its id and start time, an end its end time. Raises JournalError when the disk
-        refuses (the entry is kept in memory and written when the disk takes writes);
-        a new game waits in memory until the last game's record is saved."""
-        body = self._stamped(body)
-        if self._unsaved and self._waits(body):
-            self._catch_up(self.clock())
-        if self._unsaved and self._waits(body):
-            self.journal.hold(body)
-            self._retry_at = self.clock() + RETRY_S
-            raise JournalError("the last game's record is not saved yet; the new game waits "
-                               "in memory", "record not saved", self.folder)
-        try:
-            seq = self.journal.append(body)
-        except JournalError as exc:
-            self._refused(exc)
-            raise
-        finally:
-            for moved in self.journal.take_moved():
-                LOG.warning("%s", moved)
-        if body.get("kind") == "setup":
-            self.ui.warnings.pop("journal damage", None)     # said for the game it concerned
-        if self._journal_failing:
-            LOG.warning("journal in %s writable again: caught up", self.journal.folder)
-            self._journal_failing = False
-        return seq
-
-    def _waits(self, body: dict) -> bool:
-        """True when ``body`` belongs to a game after the one whose record is not saved yet
-        (it must wait in memory: the journal keeps the last game until its record is saved)."""
-        return body.get("kind") == "setup" or self._game_id() not in self._unsaved
-
-    def _stamped(self, body: dict) -> dict:
-        kind = body.get("kind")
-        if kind == "setup" and "id" not in body:
-            now = self.wall()
-            return {**body, "id": new_game_id(now), "started": now.isoformat(timespec="seconds")}
-        if kind == "end" and "ended" not in body:
-            return {**body, "ended": self.wall().isoformat(timespec="seconds")}
-        return body
-
-    def _refused(self, exc: JournalError) -> None:
-        """The disk refused a write: log it once, retry by itself later."""
-        if not self._journal_failing:
-            LOG.error("%s; the game goes on in memory until the disk takes writes again", exc)
-        self._journal_failing = True
-        if self._retry_at is None:
-            self._retry_at = self.clock() + RETRY_S
-
-    def _flush_snapshot(self, now: float) -> None:
-        """The second copy of the game, written once the turn is shown."""
-        if not self.journal.snapshot_due or self._journal_failing:
-            return
-        try:
-            self.journal.flush_snapshot()
-        except JournalError as exc:
-            self._refused(exc)
-            self._touch()
-            self.ui.warnings["journal"] = f"{exc.reason}: no snapshot ({self.folder})"
-
-    def _catch_up(self, now: float) -> None:
-        """Write what the disk refused before: records first (the next game may replace the
-        journal only then), then the journal and its snapshot. Clears the warnings it can;
-        tries again in :data:`RETRY_S` seconds while something is still refused."""
-        self._retry_at = None
-        self._touch()
-        self._save_pending()
-        try:
-            if self._unsaved and self._game_id() not in self._unsaved:
-                # a new game waits in memory: the journal still holds the last game, whose
-                # record is not saved yet, and must keep it until it is
-                raise JournalError("the last game's record is not saved yet", "record not saved",
-                                   self.folder)
-            for moved in self.journal.catch_up():
-                LOG.warning("%s", moved)
-            self.journal.flush_snapshot()
-            refused = writable_error(self.folder) if self._journal_failing else None
-            if refused is not None:
-                raise self.journal.error(refused)
-        except JournalError as exc:
-            self._refused(exc)
-            self.ui.warnings["journal"] = exc.notice
-        else:
-            if self._journal_failing:
-                LOG.warning("journal in %s writable again: caught up", self.folder)
-            self._journal_failing = False
-            if self._unsaved:
-                self.ui.warnings["journal"] = f"not saving: record ({self.folder})"
-            else:
-                self.ui.warnings.pop("journal", None)
-        if self._unsaved or self._unindexed or self.journal.pending or self._journal_failing:
-            self._retry_at = now + RETRY_S
-
-    # ----- records --------------------------------------------------------------------
-    def _game_id(self, entries: list[dict] | None = None) -> str:
-        """The id of the game the journal holds (a game journaled before ids were given
-        gets one derived from its setup, the same after every restart)."""
-        entries = self.journal.entries if entries is None else entries
-        setup = entries[0] if entries and entries[0].get("kind") == "setup" else {}
-        if isinstance(setup.get("id"), str) and setup["id"]:
-            return setup["id"]
-        digest = hashlib.sha1(json.dumps(setup, sort_keys=True).encode()).hexdigest()[:12]
-        return f"game-{digest}"
-
-    def _record(self, session):
-        """The finished game's record as the session makes it, with its result, and the
-        start and end times (and app) from the journal where the session gave none."""
-        record = session.record()
-        entries = self.journal.entries
-        meta = dict(record.meta or {})
-        started = entries[0].get("started") if entries else None
-        ended = next((e.get("ended") for e in reversed(entries) if e.get("kind") == "end"), None)
-        for key, value in (("started", started), ("ended", ended), ("app", _app())):
-            if value and key not in meta:
-                meta[key] = value
-        if "duration_s" not in meta and isinstance(meta.get("started"), str) \
-                and isinstance(meta.get("ended"), str):
-            try:
-                seconds = (datetime.fromisoformat(meta["ended"])
-                           - datetime.fromisoformat(meta["started"])).total_seconds()
-                meta["duration_s"] = max(0, round(seconds))
-            except (ValueError, TypeError):
-                pass
-        changes = {"meta": meta or None}
-        _, result = replay(record)
-        if result.over and record.result is None:
-            changes["result"] = {"scores": result.scores, "winner": result.winner}
-        return dataclasses.replace(record, **changes)
-
-    def _ensure_record(self, session) -> None:
-        """After a restart on the end screen: the game is in the history once (power was
-        cut between journaling the end and filing it, or after)."""
-        game_id = self._game_id()
-        try:
-            self.ui.saved_to = str(self.history.ensure(game_id, lambda: self._record(session)))
-        except OSError as exc:
-            self._unsaved[game_id] = self._record(session)
-            self.ui.warnings["record"] = f"record not saved: {reason_of(exc)}"
-            self._retry_at = self.clock() + RETRY_S
-        except Exception as exc:  # noqa: BLE001  sqlite3 or a record that does not replay
-            self._index_failed(game_id, self._record(session), exc)
-            self.ui.saved_to = str(self.history.record_path(game_id))
-
-    def _save_record(self, session) -> str:
-        """File the finished game into the history (its record, then its index row); returns
-        where the record is. Raises OSError when the record cannot be written: the game is
-        kept and filed by itself once the disk takes writes."""
-        game_id = self._game_id()
-        record = self._record(session)
-        try:
-            return str(self.history.file(game_id, record))
-        except OSError as exc:
-            self._unsaved[game_id] = record
-            self._retry_at = self.clock() + RETRY_S
-            LOG.error("cannot save the record of game %s in %s: %s; kept in memory, tried again "
-                      "every %.0f s", game_id, self.history.records, exc, RETRY_S)
-            raise
-        except Exception as exc:  # noqa: BLE001  sqlite3 or a record that does not replay
-            self._index_failed(game_id, record, exc)
-            return str(self.history.record_path(game_id))
-
-    def _index_failed(self, game_id: str, record, exc: Exception) -> None:
-        """The record is saved; only its index row is missing (tried again; or `history
-        --rebuild`)."""
-        LOG.error("game %s: record saved, but the history index failed (%s: %s); tried again "
-                  "later, or run 'patchwork-companion history --rebuild'", game_id,
-                  type(exc).__name__, exc)
-        if not isinstance(exc, StoreError):
-            self._unindexed[game_id] = record
-            self._retry_at = self.clock() + RETRY_S
-        self.ui.warnings["history"] = "history index: see log"
-
-    def _save_pending(self) -> None:
-        """Try the records the disk refused before (oldest first)."""
-        for game_id, record in list(self._unsaved.items()):
-            try:
-                path = self.history.file(game_id, record)
-            except OSError:
-                return
-            except Exception as exc:  # noqa: BLE001  only the index failed
-                path = self.history.record_path(game_id)
-                self._index_failed(game_id, record, exc)
-            del self._unsaved[game_id]
-            LOG.warning("record of game %s saved: %s", game_id, path)
-            if self.ui.session is not None and self._game_id() == game_id:
-                self.ui.saved_to = str(path)
-            if not self._unsaved:
-                self.ui.warnings.pop("record", None)
-        for game_id, record in list(self._unindexed.items()):
-            try:
-                self.history.ensure(game_id, lambda r=record: r)
-            except Exception:  # noqa: BLE001  still failing: tried again later
-                continue
-            del self._unindexed[game_id]
-            if not self._unindexed:
-                self.ui.warnings.pop("history", None)
-
-
 def _once(_now: float) -> None:
     """An OLED screen is drawn once (no next frame)."""
     return None
-
-
-def _app() -> str:
-    """The program and version that write the records, e.g. "patchwork-companion 0.1.0"."""
-    from importlib import metadata
-    try:
-        return f"patchwork-companion {metadata.version('patchwork-companion')}"
-    except metadata.PackageNotFoundError:
-        return "patchwork-companion"
 
 
 def _random_deal(game: str):

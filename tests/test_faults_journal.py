@@ -26,7 +26,7 @@ from firmware_py.cli import main
 from firmware_py.companion import journal as J
 from firmware_py.companion.journal import Journal
 from firmware_py.rules import parse_record, replay, untracked_copy
-from firmware_py.service import RETRY_S
+from firmware_py.keeper import RETRY_S
 from firmware_py.store import History
 
 from test_companion_journal import FailingOs
