@@ -43,6 +43,11 @@ def _calibrate(args) -> int:
     return calibrate_main(args.config, args.game, args.write)
 
 
+def _template(args) -> int:
+    from .template import main as template_main
+    return template_main(args.centres, args.out)
+
+
 def _sim(args) -> int:
     from .sim.tui import main as sim_main
     argv = []
@@ -132,6 +137,13 @@ def build_parser() -> argparse.ArgumentParser:
     hs.add_argument("--limit", type=int, default=50, help="at most this many games (default 50)")
     hs.add_argument("--json", action="store_true", help="one JSON object per game")
     hs.set_defaults(func=_history)
+
+    tp = sub.add_parser("template", help="write a printable 1:1 SVG of the time board's 54 space "
+                        "centres (where sensors and LEDs go) from a measured centres file")
+    tp.add_argument("--centres", help="TOML file of measured centres (default: the shipped, "
+                    "approximate one; format in hardware/mechanical.md)")
+    tp.add_argument("--out", help="SVG file to write (default: standard output)")
+    tp.set_defaults(func=_template)
 
     ins = sub.add_parser("install", add_help=False,
                          help="install on Raspberry Pi OS: venv, config, systemd unit, udev rule "
