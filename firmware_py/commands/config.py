@@ -16,10 +16,16 @@ def add_parser(sub) -> None:
 
 
 def run_check(args) -> int:
-    """``config check FILE``: 0 valid, 2 not (each problem printed)."""
-    from ..config import load_or_report
-    if load_or_report(args.file) is None:
+    """``config check FILE``: 0 valid, 2 not (each problem printed), 1 valid but the
+    journal folder is not writable (the games would not be saved)."""
+    from ..config import journal_dir_problem, load_or_report
+    cfg = load_or_report(args.file)
+    if cfg is None:
         return 2
+    problem = journal_dir_problem(cfg)
+    if problem:                       # valid, but the games would not be saved
+        print(f"{args.file}: {problem}", file=sys.stderr)
+        return 1
     print(f"{args.file}: ok")
     return 0
 

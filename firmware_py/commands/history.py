@@ -1,11 +1,12 @@
-"""``patchwork-companion history``: finished games, newest first; ``history show ID``: one game.
+"""``patchwork-companion history``: finished games, newest first; ``history show ID``: one game;
+``history --rebuild``: recreate the index from the saved records.
 
 ``history`` prints one line per game: id, date, game, time board, both players
 with their scores (the first player first), the winner and the duration.
 ``--player NAME`` and ``--game G`` filter; ``--limit N`` (default 50, 0 = all);
-``--json`` prints one JSON object per line instead. ``history show ID`` prints
-the tally and a turn-by-turn table (who moved, the move, then both players'
-space, buttons, income, empty squares and score after it).
+``--json`` prints one JSON object (an index row) per line instead. ``history
+show ID`` prints the tally and a turn-by-turn table (who moved, the move, then
+both players' space, buttons, income, empty squares and score after it).
 """
 from __future__ import annotations
 
@@ -18,51 +19,63 @@ from .common import add_filters, add_store_options, fail, store_folder
 
 def add_parser(sub) -> None:
     """Register ``history``."""
-    p = sub.add_parser("history", help="finished games, newest first (history show ID: one game)")
+    p = sub.add_parser("history", help="finished games, newest first (history show ID: one game; "
+                       "--rebuild: recreate the index from the saved records)")
     p.add_argument("show", nargs="*", metavar="show ID",
                    help="'show ID': the tally and a turn-by-turn table of game ID")
     add_filters(p)
     p.add_argument("--limit", type=int, default=50, help="at most this many games (0: all)")
     p.add_argument("--json", action="store_true", help="one JSON object per game")
+    p.add_argument("--rebuild", action="store_true", help="recreate the index from records/*.json")
     add_store_options(p)
     p.set_defaults(func=run)
 
 
 def run(args, out=None) -> int:
-    """The command; returns the exit status (2: bad arguments or no such game)."""
+    """The command; returns the exit status (2: bad arguments, no such game, unusable index)."""
+    from ..store import History
     out = out or sys.stdout
     folder = store_folder(args)
     if folder is None:
         return 2
+    history = History(folder)
+    if args.rebuild:
+        return rebuild(history, out)
     if args.show:
         if len(args.show) != 2 or args.show[0] != "show":
             return fail("history: expected 'history show ID' (or no argument for the list)")
         return show(folder, args.show[1], out)
     if args.limit < 0:
         return fail("history: --limit must be 0 (all) or more")
-    from ..web.library import Library
-    library = Library(folder)
+    if not history.db_path.exists():
+        print(f"no history in {folder} yet (no finished game; or run 'history --rebuild')",
+              file=sys.stderr)
+        return 0 if not history.records.is_dir() else 2
+    from ..store.history import dumps_row, row_text
+    from ..store.stats import page_of_games
     try:
-        rows, total = library.games(args.player, args.game, args.limit or 1 << 62, 0)
+        with history.index() as index:
+            rows = page_of_games(index, args.player, args.game, args.limit or 1 << 62, 0)
     except sqlite3.Error as exc:
-        return fail(f"history: the index in {folder} cannot be read ({exc}); "
-                    "'patchwork-companion history --rebuild' recreates it from the records")
+        return fail(f"{history.db_path}: {exc}; 'patchwork-companion history --rebuild' "
+                    "recreates it")
     for row in rows:
-        print(json.dumps(row, ensure_ascii=False) if args.json else line(row), file=out)
-    if not args.json:
-        shown = f"{len(rows)} of {total}" if len(rows) < total else str(total)
-        print(f"{shown} game{'s' if total != 1 else ''} in {folder}", file=out)
+        print(dumps_row(row) if args.json else row_text(row), file=out)
     return 0
 
 
-def line(row: dict) -> str:
-    """One history line (a page row of ``web.library``)."""
-    when = (row.get("started") or row.get("ended") or "")[:16].replace("T", " ") or "?"
-    a, b = row["players"]
-    winner = next((p["name"] for p in row["players"] if p["winner"]), "-")
-    minutes = f"{row['duration_s'] // 60} min" if row.get("duration_s") is not None else "? min"
-    return (f"{row['id']}  {when:16}  {row['game']:17}  {row['time_board']:7}  "
-            f"{a['name']} {a['score']} : {b['score']} {b['name']}  winner: {winner}  {minutes}")
+def rebuild(history, out) -> int:
+    """``history --rebuild``: recreate the index from the records (skipped files are listed)."""
+    try:
+        report = history.rebuild()
+    except (OSError, sqlite3.Error) as exc:
+        print(f"history --rebuild: cannot write {history.db_path}: {exc}", file=sys.stderr)
+        return 2
+    for path, why in report.skipped:
+        print(f"{path}: skipped: {why}", file=sys.stderr)
+    print(f"{history.db_path}: {report.games} games indexed from {history.records}"
+          + (f", {len(report.skipped)} records skipped" if report.skipped else ""), file=out)
+    return 0
 
 
 def show(folder, game_id: str, out) -> int:
