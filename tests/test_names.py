@@ -81,3 +81,49 @@ def test_names_file_round_trip_and_bad_names(tmp_path):
         clean(["a\x07b"])
     path.write_text("not json")
     assert load_names(path) == []
+
+
+def test_a_finished_game_reaches_the_history_under_the_chosen_names(tmp_path):
+    """The last move played at the simulated table: the record is filed with the names
+    chosen at setup, and history, statistics and the web page's library show them."""
+    from dataclasses import replace
+
+    from firmware_py.app import start_companion
+    from firmware_py.companion.journal import Journal
+    from firmware_py.companion.session import Session
+    from firmware_py.demo import demo_config
+    from firmware_py.rules import untracked_copy
+    from firmware_py.sim.hands import Hands
+    from firmware_py.sim.player import TablePlayer
+    from firmware_py.web.library import Library
+    from table_helpers import groups
+    from test_faults_rig import GOLDEN_RECORDS, wait_until
+    record = GOLDEN_RECORDS[3]
+    plan = untracked_copy(record).moves
+    setup, turns = groups(record, len(plan) - 1)
+    setup = replace(setup, names=("Anna", "Ben"))          # Green is Anna, Yellow is Ben
+    journal = Journal(tmp_path)
+    journal.load()
+    journal.append({"kind": "setup", "setup": setup.to_json()})
+    session = Session(setup)
+    for group in turns:
+        journal.append({"kind": "turn", "moves": session.group_to_json(group)})
+        session.commit(group)
+    done = len(session.record().moves)
+    companion = start_companion(demo_config(fast=True), folder=tmp_path)
+    try:
+        hands = Hands(companion, timeout=15)
+        state = companion.service.call(lambda: companion.service.ui.state)
+        hands.place_tokens([p.position for p in state.players])
+        hands.await_board({p.position for p in state.players})
+        player = TablePlayer(hands, record)
+        for index in range(done, len(plan)):
+            player.step(index, plan[index])
+        wait_until(lambda: Library(tmp_path).count() == 1, "the game in the history", timeout=10)
+    finally:
+        companion.close()
+    rows, total = Library(tmp_path).games("Anna", None, 10, 0)
+    expected = setup.seat_names()
+    assert total == 1 and [p["name"] for p in rows[0]["players"]] == list(expected)
+    assert sorted(Library(tmp_path).player_names()) == ["Anna", "Ben"]
+    assert sorted(p["name"] for p in Library(tmp_path).stats()["players"]) == ["Anna", "Ben"]
