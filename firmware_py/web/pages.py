@@ -85,8 +85,9 @@ def history_page(rows: list[dict], total: int, filters: dict, names: list[str],
     """The history: newest first, filters by player and game, ``per_page`` rows a page."""
     game_opts = "".join(f'<option value="{k}"{" selected" if filters.get("game") == k else ""}>'
                         f'{v}</option>' for k, v in [("", "any game")] + list(GAME_NAMES.items()))
-    player_opts = "".join(f'<option{" selected" if filters.get("player") == n else ""}>'
-                          f'{escape(n)}</option>' for n in [""] + names)
+    player_opts = '<option value="">any player</option>' + "".join(
+        f'<option{" selected" if filters.get("player") == n else ""}>{escape(n)}</option>'
+        for n in names)
     lines = []
     for r in rows:
         scores = " : ".join(str(p["score"]) for p in r["players"])
