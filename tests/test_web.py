@@ -240,3 +240,11 @@ def test_the_page_catches_up_from_live_json_and_rebinds_a_vanished_socket(site):
         assert hub.snapshot["seq"] == snap["seq"]
     finally:
         pub.close()
+
+
+def test_the_only_changes_the_page_accepts_are_a_pin_a_login_and_names(tmp_path):
+    """Read-only for everyone: every other route is GET; none of the three touches the game
+    (the PIN is shown on the OLED only, names are offered at the next setup)."""
+    app = make_app(tmp_path, None, tmp_path / "names.json")
+    posts = {r.resource.canonical for r in app.router.routes() if r.method not in ("GET", "HEAD")}
+    assert posts == {"/pin", "/login", "/players"}
