@@ -32,6 +32,7 @@ class JournalFormatter(logging.Formatter):
     (tracebacks) carry the same prefix so journald keeps them at that priority."""
 
     def format(self, record: logging.LogRecord) -> str:
+        """The record's text, each line prefixed with ``<priority>``."""
         text = super().format(record)
         prefix = f"<{priority(record.levelno)}>"
         return "\n".join(prefix + line for line in text.splitlines() or [""])

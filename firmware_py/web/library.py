@@ -96,6 +96,7 @@ class Library:
         colours = seat_colours(tuple(record.players))
 
         def frame(state, text):
+            """One viewer frame: the text of the move and the state after it."""
             return {"text": text, "offer": list(state.offer[:3]),
                     "players": [{"colour": colours[i], "position": p.position, "buttons": p.buttons,
                                  "income": p.income, "empty": p.empty, "score": score(state, i)}

@@ -281,12 +281,15 @@ def make_app(feed: str | Path, library=None, names_file: str | Path | None = Non
     app.router.add_post("/players", save_players)
 
     async def on_startup(app):
+        """Bind the live-feed socket once the loop runs."""
         await app[HUB].start()
 
     async def on_cleanup(app):
+        """Close the live-feed socket and remove its file."""
         await app[HUB].close()
 
     async def on_shutdown(app):
+        """End the open event streams so that the server stops at once."""
         for client in list(app[HUB].clients):      # end open event streams at once
             client.offer(b"")
     app.on_startup.append(on_startup)
