@@ -243,8 +243,39 @@ def test_the_page_catches_up_from_live_json_and_rebinds_a_vanished_socket(site):
 
 
 def test_the_only_changes_the_page_accepts_are_a_pin_a_login_and_names(tmp_path):
-    """Read-only for everyone: every other route is GET; none of the three touches the game
-    (the PIN is shown on the OLED only, names are offered at the next setup)."""
+    """Read-only for everyone: every other route is GET; none of these touches the game in
+    progress (the PIN is shown on the OLED only, names are offered at the next setup, a
+    finished game's names are corrected in its record)."""
     app = make_app(tmp_path, None, tmp_path / "names.json")
     posts = {r.resource.canonical for r in app.router.routes() if r.method not in ("GET", "HEAD")}
-    assert posts == {"/pin", "/login", "/players"}
+    assert posts == {"/pin", "/login", "/players", "/game/{gid}/names"}
+
+
+def test_a_games_names_are_corrected_with_the_pin(site):
+    shown = []
+    listener = ControlListener(site.feed, shown.append)
+    origin = {"Origin": site.url, "Content-Type": "application/x-www-form-urlencoded"}
+    library = Library(site.store)
+    rows, _ = library.games(None, None, 1, 0)
+    gid = rows[0]["id"]
+    try:
+        status, _, _ = request(site.url + f"/game/{gid}/names", b"first=X&second=Y", origin)
+        assert status == 403
+        request(site.url + "/pin", b"", origin)
+        wait_until(lambda: shown, "the PIN")
+        _, headers, _ = request(site.url + "/login", f"pin={shown[0].pin}".encode(), origin)
+        cookie = headers["Set-Cookie"].split(";")[0]
+        status, _, body = request(site.url + f"/game/{gid}/names", b"first=Zoe&second=zoe",
+                                  {**origin, "Cookie": cookie})
+        assert status == 400 and "two different names" in body
+        status, _, _ = request(site.url + f"/game/{gid}/names", b"first=Zoe&second=Yuri",
+                               {**origin, "Cookie": cookie})
+        assert status == 303
+        rows, total = library.games("Zoe", None, 10, 0)
+        assert total == 1 and [p["name"] for p in rows[0]["players"]] == ["Zoe", "Yuri"]
+        record = json.loads((site.store / "records" / rows[0]["record"]).read_text())
+        assert record["players"] == ["Zoe", "Yuri"]
+        status, _, page = request(site.url + f"/game/{gid}?msg=renamed", None, {"Cookie": cookie})
+        assert "are corrected" in page and 'value="Zoe"' in page
+    finally:
+        listener.close()

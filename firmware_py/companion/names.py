@@ -19,6 +19,19 @@ class NamesError(ValueError):
     """A name that cannot be kept; the message says which and why."""
 
 
+def check_name(raw) -> str:
+    """One name, spaces tidied; raises :class:`NamesError` when it is empty, longer than
+    ``MAX_LENGTH`` or has characters that cannot be shown."""
+    name = " ".join(str(raw).split())
+    if not name:
+        raise NamesError("a name cannot be empty")
+    if len(name) > MAX_LENGTH:
+        raise NamesError(f"name {name[:30]!r} is longer than {MAX_LENGTH} characters")
+    if any(not ch.isprintable() for ch in name):
+        raise NamesError(f"name {name!r} has characters that cannot be shown")
+    return name
+
+
 def clean(names) -> list[str]:
     """Trimmed, unique (case-insensitive), defaults removed, in the given order.
 
@@ -26,13 +39,9 @@ def clean(names) -> list[str]:
     characters, or more than ``MAX_NAMES`` names."""
     out, seen = [], {d.lower() for d in DEFAULTS}
     for raw in names:
-        name = " ".join(str(raw).split())
-        if not name:
+        if not " ".join(str(raw).split()):
             continue
-        if len(name) > MAX_LENGTH:
-            raise NamesError(f"name {name[:30]!r} is longer than {MAX_LENGTH} characters")
-        if any(not ch.isprintable() for ch in name):
-            raise NamesError(f"name {name!r} has characters that cannot be shown")
+        name = check_name(raw)
         if name.lower() not in seen:
             seen.add(name.lower())
             out.append(name)

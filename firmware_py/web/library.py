@@ -90,6 +90,21 @@ class Library:
             return None
         return (self.history.records / found[0]["record"]).read_text("utf-8")
 
+    def rename(self, game_id: str, names) -> None:
+        """Set the two players' names of game ``game_id`` (first player first): the record
+        (the truth) is rewritten with them, then its index row. Raises KeyError for an
+        unknown game, NamesError for bad names (see ``companion.names``), OSError."""
+        from dataclasses import replace
+
+        from ..companion.names import NamesError, check_name
+        found = self.game(game_id)
+        if found is None:
+            raise KeyError(game_id)
+        names = tuple(check_name(n) for n in names)
+        if len(names) != 2 or names[0].lower() == names[1].lower():
+            raise NamesError("a game needs two different names")
+        self.history.file(game_id, replace(found[1], players=names))
+
     @staticmethod
     def replay_steps(record) -> list[dict]:
         """The replay viewer's frames: the start, then the state after each move."""

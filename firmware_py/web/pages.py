@@ -117,9 +117,10 @@ def history_page(rows: list[dict], total: int, filters: dict, names: list[str],
     return layout("History", "/history", body)
 
 
-def game_page(row: dict, steps: list[dict]) -> str:
+def game_page(row: dict, steps: list[dict], editing: bool = False, message: str = "") -> str:
     """One game: the tally, downloads, and the replay viewer over ``steps``
-    (each ``{"text", "offer", "players": [{colour, position, buttons, income, empty, score}]}``)."""
+    (each ``{"text", "offer", "players": [{colour, position, buttons, income, empty, score}]}``);
+    ``editing``: a form to correct the players' names (an editing session is open)."""
     spec = load_spec(row["game"], row.get("time_board") or None)
     tally = "".join(
         f'<tr><td class="{p.get("colour", "")}">{escape(p["name"])}{" (winner)" if p.get("winner") else ""}'
@@ -148,9 +149,22 @@ def game_page(row: dict, steps: list[dict]) -> str:
 <th class="num">income</th><th class="num">empty</th><th>tile</th><th class="num">score</th></tr>
 </thead><tbody>{tally}</tbody></table>
 <p>time board: {escape(row.get("time_board") or "")}, {_duration(row.get("duration_s"))}</p>
-<p>download: <a href="/download/{gid}.json">game record</a></p></div></section></div>
+<p>download: <a href="/download/{gid}.json">game record</a></p>{_rename_form(row, editing, message)}
+</div></section></div>
 <script type="application/json" id="replay-data">{data}</script>"""
     return layout(f"Game {row['id']}", "/history", body, ("/static/replay.js",))
+
+
+def _rename_form(row: dict, editing: bool, message: str) -> str:
+    note = f'<p class="ok">{escape(message)}</p>' if message else ""
+    if not editing:
+        return note + ('<p class="muted">Wrong names? With the PIN from the OLED (Players page) '
+                       'they can be corrected here.</p>')
+    first, second = (escape(p["name"]) for p in row["players"])
+    return (f'{note}<form method="post" action="/game/{escape(str(row["id"]))}/names">'
+            f'<label>first player<input name="first" value="{first}" maxlength="24"></label> '
+            f'<label>second player<input name="second" value="{second}" maxlength="24"></label> '
+            f'<button>correct the names</button></form>')
 
 
 def stats_page(stats: dict) -> str:

@@ -169,7 +169,27 @@ async def game(request: web.Request) -> web.Response:
     if found is None:
         raise web.HTTPNotFound(reason=f"no game {request.match_info['gid']!r} in the history")
     row, record = found
-    return _html(pages.game_page(row, library.replay_steps(record)))
+    editing = request.app[GATE].allowed(request.cookies.get(COOKIE))
+    message = MESSAGES.get(request.query.get("msg", ""), "")
+    return _html(pages.game_page(row, library.replay_steps(record), editing, message))
+
+
+async def rename_game(request: web.Request) -> web.Response:
+    """POST /game/{id}/names (first=, second=) : correct the players' names of a game
+    (needs an editing session); the record is rewritten, then its index row."""
+    if not request.app[GATE].allowed(request.cookies.get(COOKIE)):
+        raise AuthError("changing names needs the PIN shown on the OLED (Players page)")
+    library = _library(request)
+    gid = request.match_info["gid"]
+    form = await request.post()
+    try:
+        await asyncio.get_running_loop().run_in_executor(
+            None, library.rename, gid, (str(form.get("first", "")), str(form.get("second", ""))))
+    except KeyError:
+        raise web.HTTPNotFound(reason=f"no game {gid!r} in the history") from None
+    except NamesError as exc:
+        raise web.HTTPBadRequest(reason=str(exc)) from None
+    raise web.HTTPSeeOther(f"/game/{gid}?msg=renamed")
 
 
 async def download_record(request: web.Request) -> web.Response:
@@ -209,7 +229,8 @@ async def downloads(request: web.Request) -> web.Response:
 
 # ----- names (PIN) -------------------------------------------------------------------------
 
-MESSAGES = {"edit": "You may edit the names now.", "saved": "Names saved."}
+MESSAGES = {"edit": "You may edit the names now.", "saved": "Names saved.",
+            "renamed": "The players' names of this game are corrected."}
 
 
 async def players(request: web.Request) -> web.Response:
@@ -279,6 +300,7 @@ def make_app(feed: str | Path, library=None, names_file: str | Path | None = Non
     app.router.add_post("/pin", pin)
     app.router.add_post("/login", login)
     app.router.add_post("/players", save_players)
+    app.router.add_post("/game/{gid}/names", rename_game)
 
     async def on_startup(app):
         """Bind the live-feed socket once the loop runs."""
