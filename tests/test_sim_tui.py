@@ -90,7 +90,7 @@ def test_caption_repeats_the_oled_words():
     check = Screen("mismatch", "CHECK THE BOARD", lines=("green token back on 4",), warning="x")
     assert caption(check) == ("CHECK THE BOARD [x]", "green token back on 4")
     end = Screen("end", "Green wins", lines=("Game saved.",), players=players)
-    assert caption(end) == ("Green wins - Game saved.",
+    assert caption(end) == ("Green wins. Game saved.",
                             "tally: Green 7-2x70=-133  Yellow 3-2x81=-159")
 
 

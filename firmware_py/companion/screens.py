@@ -163,14 +163,14 @@ def _end(ui):
     elif result.tie_break:
         winner = colours[result.winner].capitalize()
         title = f"{winner} wins the tie"
-        lines = (f"Tie: {winner} got to", "the last space first.")
+        lines = (f"Tie: {winner} got to the last space first.",)
     else:
         title = f"{colours[result.winner].capitalize()} wins"
         lines = ()
-    if ui.saved_to:
-        lines += ("Game saved.",)
-    if ui.instruction:              # the last move's buttons count in the tally
+    if ui.instruction:              # what the last move asks is still to be done
         lines = (ui.instruction,) + lines
+    if ui.saved_to and not lines:
+        lines = ("Game saved.",)
     return Screen("end", title, lines=lines, players=player_lines(ui), footer="OK:new game")
 
 

@@ -304,7 +304,8 @@ def _cap_end(s: Screen) -> tuple[str, str]:
         bonus = p.score - p.buttons + 2 * p.empty
         tile = f"+{bonus}" if bonus else ""
         rows.append(f"{p.name} {p.buttons}{tile}-2x{p.empty}={p.score}")
-    title = " - ".join([s.title, " ".join(s.lines)]) if s.lines else s.title
+    title = ". ".join([s.title, *(line.rstrip(".") for line in s.lines)]) + "." \
+        if s.lines else s.title
     return title, "tally: " + "  ".join(rows)
 
 
