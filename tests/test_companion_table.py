@@ -235,3 +235,65 @@ def test_end_screen_and_saved_record(table):
     assert status.screen.lines[-1] == "Tie: Yellow got to the last space first."
     saved = parse_record(open(status.saved_to).read())
     assert saved.result == {"scores": [5, 5], "winner": 1}
+
+
+@pytest.mark.parametrize("table", [(DEMO, 7)], indirect=True)
+def test_the_instruction_names_its_colour_and_stays_until_ok(table):
+    """Yellow's move leaves "Yellow: take 2 buttons, ..." on Green's turn screen;
+    Green choosing with NEXT keeps it; Green's OK replaces it with Green's own."""
+    t = table
+    t.hands.move(1, 11)                       # yellow advances 9 -> 11
+    status = _wait(t, lambda s: s.turns == 8, "the advance")
+    said = status.screen.notice
+    assert said.startswith("Yellow: take 2 buttons") and status.screen.title == "Green's turn"
+    t.hands.press("next", 2)
+    status = t.status()
+    assert status.screen.notice == said
+    assert [c.selected for c in status.screen.patches].count(True) == 1
+    t.hands.press("ok")
+    status = t.status()
+    assert status.screen.notice.startswith("Green") and "Yellow" not in status.screen.notice
+
+
+def _fresh(tmp_path, seed):
+    from firmware_py.app import start_companion
+    from firmware_py.demo import demo_config
+    from firmware_py.rules import deal, load_spec
+    from firmware_py.sim.hands import Hands
+    companion = start_companion(demo_config(fast=True), folder=tmp_path / "journal",
+                                deal=lambda game: deal(load_spec(game), seed))
+    return companion, Hands(companion, timeout=10)
+
+
+def test_free_layout_shows_the_chosen_patch_numbered_and_the_dotted_picture_once(tmp_path):
+    companion, hands = _fresh(tmp_path, 3)
+    try:
+        hands.place_tokens([0, 0])
+        hands.await_board({0})
+        hands.press("ok", 3)                  # Patchwork, 2014 board, Green starts
+        hands.press("next")
+        hands.press("ok")                     # free layout
+        status = hands.wait(lambda s: s.mode == "turn", "the first turn")
+        state = status.state
+        assert status.screen.notice == "Dotted picture: can't buy it now"   # explained once
+        assert not status.screen.patches and "33 left" in status.screen.lines[0]
+        hands.press("next", 3)
+        status = companion.service.status
+        card = status.screen.patches[0]
+        patch = state.spec.patches[state.offer[2]]
+        assert (card.index, card.total) == (3, 33) and card.id == patch.id
+        assert (card.cost, card.time, card.income) == (patch.cost, patch.time, patch.income)
+        assert status.screen.notice == "Dotted picture: can't buy it now"   # NEXT keeps it
+        hands.press("ok")                     # OK: the explanation is done
+        status = companion.service.status
+        assert "Dotted" not in status.screen.notice
+        hands.press("back")
+        hands.press("next")
+        hands.press("ok")
+        hands.press("ok")
+        status = hands.wait(lambda s: s.turns == 1, "the first purchase")
+        hands.move(0, status.state.players[0].position)   # OK twice: the token follows
+        status = hands.wait(lambda s: s.screen.kind == "turn", "the turn screen")
+        assert status.screen.notice.startswith("Green: pay ") and "Dotted" not in status.screen.notice
+    finally:
+        companion.close()

@@ -11,6 +11,7 @@ overlapping text) must be empty.
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -210,6 +211,9 @@ def test_every_screen_of_whole_games_fits(game):
     assert kinds == {"choose", "deal", "turn", "prompt", "mismatch", "end"}
     assert any(s.notice.startswith(("Green: ", "Yellow: ")) for s in seen.screens)
     assert any(s.kind == "turn" and s.patches and s.patches[0].total for s in seen.screens)
+    words = [" ".join((s.title, *s.lines, *s.options, s.notice, s.footer)).lower()
+             for s in seen.screens]
+    assert not any(re.search(r"player ?[01]", w) for w in words)   # colours, never numbers
     assert seen.bad() == []
 
 

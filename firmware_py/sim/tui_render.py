@@ -233,18 +233,18 @@ def caption(screen: Screen | None) -> tuple[str, str]:
 
 
 def caption_parts(text: str, width: int) -> list[str]:
-    """``text`` in parts of at most ``width`` characters, split after ";", "."
-    or "," (else at spaces), shown in turn when the whole does not fit a
+    """``text`` in parts of at most ``width`` characters, split after ";", ".",
+    "," or "?" or before "(" (else at spaces), shown in turn when the whole does not fit a
     frame's border line; [text] when it fits."""
     if len(text) <= width:
         return [text]
     parts: list[str] = []
-    for phrase in re.split(r"(?<=[;.,]) +", text):
+    for phrase in re.split(r"(?<=[;.,?]) +| +(?=\()", text):
         if parts and len(parts[-1]) + 1 + len(phrase) <= width:
             parts[-1] += " " + phrase
             continue
         for word in phrase.split():
-            if parts and not parts[-1].endswith((";", ".", ",")) \
+            if parts and not parts[-1].endswith((";", ".", ",", "?")) \
                     and len(parts[-1]) + 1 + len(word) <= width:
                 parts[-1] += " " + word
             else:
@@ -272,7 +272,12 @@ def _cap_turn(s: Screen) -> tuple[str, str]:
         return title, s.notice
     chosen = next((c for c in s.patches if c.selected), None)
     if chosen is not None:
-        return title, f"chosen: cost {chosen.cost}, time {chosen.time}, income {chosen.income}"
+        which = f"{chosen.index} of {chosen.total}" if chosen.total else "chosen"
+        grey = "" if chosen.buyable else " (can't buy)"
+        return title, (f"{which}: cost {chosen.cost}, time {chosen.time}, "
+                       f"income {chosen.income}{grey}")
+    if not s.patches and s.lines:
+        return title, " ".join(s.lines)
     players = "  ".join(f"{p.name} {p.buttons}b" for p in s.players)
     offer = " ".join(_price(c) for c in s.patches)
     return title, f"{players}  offer {offer}" if offer else players
