@@ -113,8 +113,11 @@ def test_long_captions_show_in_whole_phrases():
     text = "Yellow: take 2 buttons back, return the patch, leather back on 44; token back to 41"
     parts = caption_parts(text, 60)
     assert parts == ["Yellow: take 2 buttons back, return the patch,",
-                     "leather back on 44; token back to 41"]
+                     "Yellow: leather back on 44; token back to 41"]   # whose, on each part
     assert caption_parts("short", 60) == ["short"]
+    confirm = "Token on 14: > cost 3, income 1 (1 of 2) (OK:YES NEXT:OTHER BACK:NO)"
+    assert caption_parts(confirm, 60) == ["Token on 14: > cost 3, income 1 (1 of 2)",
+                                          "(OK:YES NEXT:OTHER BACK:NO)"]
     assert all(len(p) <= 20 for p in caption_parts(text, 20))
 
 

@@ -258,3 +258,20 @@ if __name__ == "__main__":
     for key, value in SCREENS.items():
         render(value, PAGED[key][1] if key in PAGED else 0).convert("L").resize((512, 256), Image.NEAREST).save(out / f"{key}.png")
     print(f"wrote {len(SCREENS)} images to {out}")
+
+
+def test_pager_turns_the_pages_every_few_seconds():
+    """A two-page screen starts on page 1 at the first frame, shows page 2
+    PAGE_SECONDS later and page 1 again after that; a one-page screen never
+    asks for another frame."""
+    from firmware_py.view.oled import PAGE_SECONDS, Pager, page_count
+    assert page_count(UNDO) == 2
+    pager = Pager(UNDO)
+    first = pager.frame(100.0)
+    assert first.tobytes() == render(UNDO, 0).tobytes()
+    assert pager.next_at(100.0) == 100.0 + PAGE_SECONDS
+    assert pager.frame(100.0 + PAGE_SECONDS + 0.1).tobytes() == render(UNDO, 1).tobytes()
+    assert pager.frame(100.0 + 2 * PAGE_SECONDS).tobytes() == first.tobytes()
+    still = Pager(SCREENS["choose"])
+    still.frame(5.0)
+    assert still.pages == 1 and still.next_at(5.0) is None

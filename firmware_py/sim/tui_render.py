@@ -233,22 +233,28 @@ def caption(screen: Screen | None) -> tuple[str, str]:
 
 
 def caption_parts(text: str, width: int) -> list[str]:
-    """``text`` in parts of at most ``width`` characters, split after ";", ".",
-    "," or "?" or before "(" (else at spaces), shown in turn when the whole does not fit a
-    frame's border line; [text] when it fits."""
+    """``text`` in parts of at most ``width`` characters, shown in turn when the
+    whole does not fit a frame's border line ([text] when it fits). Parts end
+    after ";", ".", ",", "?" or before "(" where they can (a phrase longer
+    than ``width`` is split at spaces), and a part that goes on with "Green:
+    ..." starts with "Green:" again, so that every part says whose it is."""
     if len(text) <= width:
         return [text]
+    lead = re.match(r"(\w+): ", text)
+    head = lead.group(0) if lead else ""
     parts: list[str] = []
     for phrase in re.split(r"(?<=[;.,?]) +| +(?=\()", text):
         if parts and len(parts[-1]) + 1 + len(phrase) <= width:
             parts[-1] += " " + phrase
-            continue
-        for word in phrase.split():
-            if parts and not parts[-1].endswith((";", ".", ",", "?")) \
-                    and len(parts[-1]) + 1 + len(word) <= width:
-                parts[-1] += " " + word
-            else:
-                parts.append(word)
+        elif len(head + phrase) <= width:
+            fresh = parts and head and not re.match(r"\w+: ", phrase)
+            parts.append(head + phrase if fresh else phrase)
+        else:
+            for word in phrase.split():
+                if parts and len(parts[-1]) + 1 + len(word) <= width:
+                    parts[-1] += " " + word
+                else:
+                    parts.append(word)
     return parts
 
 
