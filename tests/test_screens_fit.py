@@ -285,6 +285,8 @@ def test_the_clipping_check_catches_what_does_not_fit():
     assert problems(Screen("turn", patches=(PatchCard(1, ("##",), 100, 16, 13),)))
     crowded = PlayerLine("Yellowish", "yellow", 1, 1000, 12, 0, False, 1000)
     assert problems(Screen("turn", players=(crowded,)))
+    huge = PlayerLine("G", "green", 1, 10 ** 12, 1, 0, False, 10 ** 12)
+    assert any("off the screen" in p for p in problems(Screen("end", players=(huge,))))
     long = "Green: pay 10, take 5 leather, +58 income, take special tile"
     screen = Screen("turn", notice=long, footer="NEXT:choose OK:buy")
     assert page_count(screen) > 1 and problems(screen) == []

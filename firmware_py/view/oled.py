@@ -107,6 +107,8 @@ def problems(screen: Screen) -> list[str]:
         where = f"page {page + 1}/{pages}: " if pages > 1 else ""
         found += [where + c for c in canvas.cut]
         found += [where + o for o in _overlaps(canvas.boxes)]
+        found += [f"{where}{text!r} runs off the screen" for left, top, right, bottom, text
+                  in canvas.boxes if left < 0 or top < 0 or right >= WIDTH or bottom >= HEIGHT]
     return list(dict.fromkeys(found))
 
 
@@ -135,12 +137,20 @@ def _paint(screen: Screen, page: int) -> tuple[Image.Image, _Canvas]:
 class Pager:
     """The pages of one ``screen`` in turn over time, for an output thread:
     :meth:`frame` gives the image at ``now`` (seconds; the first call starts
-    page 1), :meth:`next_at` when the page next changes (None: one page)."""
+    page 1), :meth:`next_at` when the page next changes (None: one page).
+    Nothing is drawn until the first call (not on the thread that makes it)."""
 
     def __init__(self, screen: Screen):
         self.screen = screen
-        self.pages = page_count(screen)
         self.start: float | None = None
+        self._pages: int | None = None
+
+    @property
+    def pages(self) -> int:
+        """How many pages the screen has."""
+        if self._pages is None:
+            self._pages = page_count(self.screen)
+        return self._pages
 
     def page(self, now: float) -> int:
         """The page (0-based) shown at ``now``."""
@@ -150,6 +160,11 @@ class Pager:
 
     def frame(self, now: float) -> Image.Image:
         """The image shown at ``now``."""
+        if self.start is None:              # the first frame: page 1, and the page count
+            self.start = now
+            image, canvas = _paint(self.screen, 0)
+            self._pages = canvas.pages
+            return image
         return render(self.screen, self.page(now))
 
     def next_at(self, now: float) -> float | None:
