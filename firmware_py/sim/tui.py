@@ -396,8 +396,8 @@ class SimApp(App):
     # ----- redraw --------------------------------------------------------------------
     def _refresh(self) -> None:
         status = self.service.status
-        if status is None:
-            return
+        if status is None or not self.query(OledPanel):
+            return                      # not started yet, or closing: the widgets are gone
         self.hand.last_space = status.lights.last_space
         self.hand.tick()
         self._note_turns(status)

@@ -240,14 +240,14 @@ def caption_parts(text: str, width: int) -> list[str]:
     ..." starts with "Green:" again, so that every part says whose it is."""
     if len(text) <= width:
         return [text]
-    lead = re.match(r"(\w+): ", text)
+    lead = re.match(r"(Green|Yellow): ", text)
     head = lead.group(0) if lead else ""
     parts: list[str] = []
     for phrase in re.split(r"(?<=[;.,?]) +| +(?=\()", text):
         if parts and len(parts[-1]) + 1 + len(phrase) <= width:
             parts[-1] += " " + phrase
         elif len(head + phrase) <= width:
-            fresh = parts and head and not re.match(r"\w+: ", phrase)
+            fresh = parts and head and not re.match(r"(Green|Yellow): ", phrase)
             parts.append(head + phrase if fresh else phrase)
         else:
             for word in phrase.split():
@@ -315,9 +315,8 @@ def _cap_end(s: Screen) -> tuple[str, str]:
         bonus = p.score - p.buttons + 2 * p.empty
         tile = f"+{bonus}" if bonus else ""
         rows.append(f"{p.name} {p.buttons}{tile}-2x{p.empty}={p.score}")
-    title = ". ".join([s.title, *(line.rstrip(".") for line in s.lines)]) + "." \
-        if s.lines else s.title
-    return title, "tally: " + "  ".join(rows)
+    said = "".join(f". {line.rstrip('.')}" for line in s.lines) + ("." if s.lines else "")
+    return s.title, "tally: " + "  ".join(rows) + said
 
 
 _CAPTIONS = {"choose": _cap_choose, "deal": _cap_deal, "turn": _cap_turn, "prompt": _cap_prompt,
