@@ -27,8 +27,9 @@ from firmware_py.rules import (Advance, Buy, ButtonsEarned, IncomePaid, LeatherD
 from firmware_py.view.oled import page_count, problems, render
 
 COLOURS = (("green", "yellow"), ("yellow", "green"))
-WARNINGS = ("sensor offline", "not saving: disk",
-            "record not saved: No space left on device / sensor offline / LEDs failed")
+WARNINGS = ("sensor offline", "not saving: disk full (/var/lib/patchwork-companion/journal)",
+            "record not saved: No space left on device / sensor offline / LEDs failed",
+            "journal: 3 bad lines skipped; resumed at turn 15 / oled failed: OSError")
 
 
 class Seen:
@@ -171,7 +172,7 @@ def play_game(seen: Seen, seed: int, game: int, first: int, free: bool, board: i
     turn = 0
     while ui.mode != "end":
         turn += 1
-        for warning in WARNINGS[:1 + turn % 3] if turn % 7 == 0 else ():
+        for warning in WARNINGS[:1 + turn % 4] if turn % 7 == 0 else ():
             ui.warnings[warning] = warning
         if ui.mode == "leather":
             seen.look(ui, "leather")

@@ -328,7 +328,8 @@ def _tag(c: _Canvas, warning: str, max_width: int) -> int:
     if not warning:
         return WIDTH
     room = min(TAG_MAX, max_width) - 1
-    parts = [line for part in warning.split(" / ") for line in _wrap(TINY, part, room)]
+    parts = [piece for part in warning.split(" / ") for line in _wrap(TINY, part, room)
+             for piece in _pieces(TINY, line, room)]
     widest = max(TINY.width(part) for part in parts)
     c.tag_pages = len(parts)
     text = c.fit(TINY, parts[c.page % len(parts)], room, "warning")
@@ -384,6 +385,17 @@ def _wrap(font: Font, text: str, width: int, phrases: bool = False) -> list[str]
             else:
                 lines.append(word)
     return lines or [""]
+
+
+def _pieces(font: Font, text: str, width: int) -> list[str]:
+    """``text`` split into pieces of at most ``width`` px (a long path in a
+    warning shows piece by piece rather than cut)."""
+    pieces = [""]
+    for ch in text:
+        if pieces[-1] and font.width(pieces[-1] + ch) > width:
+            pieces.append("")
+        pieces[-1] += ch
+    return pieces
 
 
 def _wrap_all(lines: Sequence[str], width: int = WIDTH - 2) -> list[str]:
