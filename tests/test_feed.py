@@ -276,3 +276,16 @@ def test_a_feed_folder_of_another_user_is_not_used(tmp_path):
     wait_until(lambda: pub.failed, "the publisher to refuse the folder")
     pub.close()
     assert "belongs to user 12345" in pub.failed and not (folder / "live.json").exists()
+
+
+def test_the_board_colours_show_where_tokens_must_go_and_leave_at_once():
+    from firmware_py.companion.model import Lights
+    from firmware_py.feed import space_colours
+    from firmware_py.view.leds import RED, TOKEN_RGB, WHITE
+    lights = Lights(53, (("green", 3), ("yellow", 7)), "green", expected=frozenset({9}),
+                    wrong=frozenset({12}))
+    colours = space_colours(lights)
+    assert len(colours) == 54
+    assert (colours[9], colours[12]) == (list(WHITE), list(RED))
+    assert colours[3] == list(TOKEN_RGB["green"]) and colours[7] == list(TOKEN_RGB["yellow"])
+    assert colours[20] == [0, 0, 0]
