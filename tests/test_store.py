@@ -112,6 +112,27 @@ def test_rebuild_recreates_the_index_from_the_records(tmp_path, capsys):
     assert (tmp_path / "history.sqlite3.corrupt").exists()      # the broken file set aside
 
 
+def test_rebuild_skips_records_the_index_cannot_hold_and_keeps_the_rest(tmp_path, capsys):
+    """A hand-edited record with a duration too large for SQLite, or a player name that is
+    not UTF-8 text (a lone surrogate escape), is indexed without the duration or skipped
+    with a message; every other game is indexed, and no traceback."""
+    history = History(tmp_path)
+    history.file("g1", PATCHWORK)
+    text = (tmp_path / "records" / "g1.json").read_text()
+    huge = json.loads(text)
+    huge["meta"]["duration_s"] = 10 ** 30
+    (tmp_path / "records" / "huge.json").write_text(json.dumps(huge))
+    (tmp_path / "records" / "surrogate.json").write_text(text.replace('"Green"', '"\\ud800"'))
+    assert main(["history", "--store", str(tmp_path), "--rebuild"]) == 0
+    out, err = capsys.readouterr()
+    assert "2 games indexed" in out and "1 records skipped" in out
+    assert "surrogate.json: skipped: the index refuses it" in err and "Traceback" not in err
+    with history.index() as index:
+        rows = {row["id"]: row for row in index.games()}
+    assert sorted(rows) == ["g1", "huge"] and rows["huge"]["duration_s"] == 2250  # from the times
+    assert rows["huge"]["p0_score"] == rows["g1"]["p0_score"]
+
+
 def test_the_history_command_lists_games(tmp_path, capsys):
     History(tmp_path).file("g1", PATCHWORK)
     assert main(["history", "--store", str(tmp_path)]) == 0

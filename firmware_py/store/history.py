@@ -26,6 +26,7 @@ from ..rules import GameRecord, RecordError, dumps_record, parse_record, replay
 from .index import Index
 
 RECORDS, DATABASE, TEMPORARY = "records", "history.sqlite3", "record.tmp"
+MAX_DURATION_S = 10 ** 9       # a larger meta.duration_s (over 30 years) is not a duration
 
 
 class StoreError(ValueError):
@@ -60,7 +61,8 @@ def summarise(record: GameRecord, game_id: str, name: str, size: int, mtime: flo
     meta = record.meta if isinstance(record.meta, dict) else {}
     started, ended = meta.get("started"), meta.get("ended")
     duration = meta.get("duration_s")
-    if not (isinstance(duration, int) and not isinstance(duration, bool)):
+    if not (isinstance(duration, int) and not isinstance(duration, bool)
+            and 0 <= duration <= MAX_DURATION_S):
         duration = None
         if _unix(started) is not None and _unix(ended) is not None:
             duration = max(0, round(_unix(ended) - _unix(started)))
@@ -173,9 +175,26 @@ class History:
                 index.db.execute("DELETE FROM players")
                 index.db.execute("DELETE FROM games")
                 for row in rows:
-                    index._put(row)
-        report.games = len(rows)
+                    why = self._put_or_skip(index, row)
+                    if why:
+                        report.skipped.append((str(self.records / row["record"]), why))
+                    else:
+                        report.games += 1
         return report
+
+    @staticmethod
+    def _put_or_skip(index: Index, row: dict) -> str:
+        """Insert one row inside the rebuild's transaction; a row the database refuses
+        (a number too large for SQLite, text that is not UTF-8) is rolled back alone and its reason returned."""
+        index.db.execute("SAVEPOINT one_game")
+        try:
+            index._put(row)
+        except (sqlite3.Error, OverflowError, ValueError) as exc:   # ValueError: a lone
+            index.db.execute("ROLLBACK TO one_game")                # surrogate in a text
+            return f"the index refuses it ({exc})"
+        finally:
+            index.db.execute("RELEASE one_game")
+        return ""
 
     def _set_aside(self) -> None:
         for suffix in ("", "-wal", "-shm"):
