@@ -146,6 +146,43 @@ def test_damaged_bytes_go_to_quarantine_and_are_never_overwritten(tmp_path):
     assert moves(Journal(tmp_path).load()) == list(range(6))
 
 
+def _damage_line(folder: Path, index: int, text: bytes) -> bytes:
+    lines = lines_of(folder)
+    lines[index] = text
+    put_lines(folder, lines)
+    return (folder / "journal.jsonl").read_bytes()
+
+
+def test_without_hard_links_the_damaged_bytes_are_copied_aside(tmp_path, monkeypatch):
+    """A journal on a FAT card (no hard links: EPERM) still repairs: the damaged file is
+    copied into quarantine (not lost, not overwritten) and the game is written again."""
+    write_game(tmp_path, 4)
+    damaged = _damage_line(tmp_path, 2, b"{garbage")
+    j = Journal(tmp_path)
+    j.load()
+    monkeypatch.setattr(J, "os", FailingOs(errno.EPERM, "link"))
+    j.append({"kind": "turn", "moves": [4]})
+    assert (tmp_path / "quarantine" / "q-0001-journal.jsonl").read_bytes() == damaged
+    assert moves(Journal(tmp_path).load()) == list(range(5)) and not j.pending
+
+
+def test_a_quarantine_folder_that_cannot_be_used_does_not_stop_the_journal(tmp_path):
+    """``quarantine`` taken by a file (or owned by another user): the damaged bytes are kept
+    next to the journal instead, the log says where, and writing goes on."""
+    write_game(tmp_path, 4)
+    damaged = _damage_line(tmp_path, 2, b"{garbage")
+    (tmp_path / "quarantine").write_bytes(b"not a folder")
+    j = Journal(tmp_path)
+    j.load()
+    moved = j.catch_up()
+    kept = tmp_path / "q-0001-journal.jsonl"
+    assert moved == [f"{tmp_path / 'journal.jsonl'}: its bytes are kept in {kept}"]
+    assert kept.read_bytes() == damaged and not j.pending
+    j.append({"kind": "turn", "moves": [4]})
+    assert moves(Journal(tmp_path).load()) == list(range(5))
+    assert (tmp_path / "quarantine").read_bytes() == b"not a folder"
+
+
 def test_every_truncation_point_keeps_exactly_the_complete_entries(tmp_path):
     """A power cut can stop the last write at any byte: each cut keeps the entries that
     were complete (plus a last line missing only its line end) and never more."""

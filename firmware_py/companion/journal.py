@@ -16,9 +16,11 @@ Files in the journal folder:
     fsync the folder) after every accepted entry, once the turn is shown. It is
     a second, independent copy of the whole game.
 ``quarantine/``
-    Damaged files are linked here (``q-<n>-<name>``, created without ever
-    replacing a file) before a repair rewrites them, so damaged bytes are
-    moved aside, never overwritten.
+    Damaged files are linked (copied where the file system has no hard links)
+    here as ``q-<n>-<name>``, created without ever replacing a file, before a
+    repair rewrites them, so damaged bytes are moved aside, never overwritten.
+    When this folder cannot be made or written, the copy goes next to the
+    damaged file instead, under the same kind of name.
 
 Entry bodies: ``{"kind": "setup", "setup": {...}, ...}``, ``{"kind": "turn",
 "moves": [...]}``, ``{"kind": "undo"}``, ``{"kind": "end", ...}``; other keys
@@ -156,6 +158,24 @@ def write_atomic(path: Path, data: bytes, tmp: Path | None = None) -> None:
             pass
         raise
     fsync_dir(path.parent)
+
+
+def _copy_new(source: Path, target: Path) -> None:
+    """Copy ``source`` to a new file ``target`` (FileExistsError if it exists), fsync'd;
+    on any other OSError nothing is left at ``target``."""
+    data = source.read_bytes()
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        os.unlink(target)
+        raise
 
 
 def effective(entries: list[dict]) -> list[dict]:
@@ -465,26 +485,43 @@ class Journal:
         return moved
 
     def _quarantine_files(self) -> None:
-        """Link each damaged file into ``quarantine/`` under a new name (never replacing one)."""
+        """Keep each damaged file's bytes under a new name (never replacing one): in
+        ``quarantine/``, or next to the file when that folder cannot take it."""
         for path in list(self._to_quarantine):
             if path.exists() and path.stat().st_size:
-                kept = self._link_new(path)
+                kept = self._keep(path)
                 self._moved.append(f"{path}: its bytes are kept in {kept}")
             self._to_quarantine.remove(path)
 
-    def _link_new(self, path: Path) -> Path:
-        self.quarantine.mkdir(exist_ok=True)
-        taken = [int(p.name.split("-")[1]) for p in self.quarantine.glob("q-*-*")
+    def _keep(self, path: Path) -> Path:
+        """``quarantine/q-<n>-<name>``; when the quarantine folder cannot be made or written
+        (a file of that name, another owner), ``q-<n>-<name>`` in the journal folder. Raises
+        the OSError of the journal folder when neither takes it."""
+        try:
+            self.quarantine.mkdir(exist_ok=True)
+            return self._keep_in(self.quarantine, path)
+        except OSError:
+            return self._keep_in(self.folder, path)
+
+    def _keep_in(self, where: Path, path: Path) -> Path:
+        """A new ``q-<n>-<name>`` in ``where`` holding ``path``'s bytes: a hard link, or a
+        copy (fsync'd) where the file system has no hard links (FAT)."""
+        taken = [int(p.name.split("-")[1]) for p in where.glob("q-*-*")
                  if p.name.split("-")[1].isdigit()]
         n = max(taken, default=0) + 1
         while True:
-            target = self.quarantine / f"q-{n:04d}-{path.name}"
+            target = where / f"q-{n:04d}-{path.name}"
             try:
-                os.link(path, target)
+                try:
+                    os.link(path, target)
+                except FileExistsError:
+                    raise
+                except OSError:
+                    _copy_new(path, target)
             except FileExistsError:
                 n += 1
                 continue
-            fsync_dir(self.quarantine)
+            fsync_dir(where)
             fsync_dir(self.folder)
             return target
 
