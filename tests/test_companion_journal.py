@@ -240,6 +240,23 @@ def test_zero_length_or_nul_files_lose_nothing_another_file_holds(
         assert loaded.notice
 
 
+def test_a_missing_journal_is_rewritten_whole_so_the_snapshot_is_never_the_only_copy(tmp_path):
+    """The journal's directory entry lost (the snapshot intact): the next turn rewrites the
+    whole game into the journal, so a later damaged snapshot still loses nothing."""
+    write_game(tmp_path, 6)
+    (tmp_path / "journal.jsonl").unlink()
+    j = Journal(tmp_path)
+    loaded = j.load()
+    assert moves(loaded) == list(range(6))
+    assert loaded.problems == [f"{tmp_path / 'journal.jsonl'}: missing, though the snapshot "
+                               f"holds a game"]
+    assert loaded.notice == "journal repaired; resumed at turn 6"
+    j.append({"kind": "turn", "moves": [6]})
+    j.flush_snapshot()
+    (tmp_path / "snapshot.json").write_bytes(b"")
+    assert moves(Journal(tmp_path).load()) == list(range(7))
+
+
 def test_a_stale_snapshot_and_a_destroyed_journal_block_say_which_turns_were_lost(tmp_path):
     """The snapshot stopped at turn 15 (disk full then), then the SD card zeroed the lines
     of turns 16-19: "turns 16-20 lost; resumed at turn 15" (20 is stranded behind the gap)."""

@@ -346,6 +346,10 @@ class Journal:
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
+            if reading.snapshot and reading.snapshot[1]:
+                # the journal is made before the first snapshot and only ever replaced
+                # atomically: a missing one is damage, and is rewritten as a full copy
+                reading.problems.append(f"{self.path}: missing, though the snapshot holds a game")
             return
         except OSError as exc:
             reading.problems.append(f"{self.path}: cannot read ({reason_of(exc)})")
