@@ -198,6 +198,9 @@ def test_every_truncation_point_keeps_exactly_the_complete_entries(tmp_path):
         assert len(loaded.entries) == complete, cut
         assert bool(loaded.problems) == (cut not in ends), cut
         assert not loaded.lost, cut
+        if loaded.skipped:                           # where play goes on is said too
+            assert loaded.notice.endswith(f"skipped (line {complete + 1}); resumed at turn "
+                                          f"{complete - 1}"), (cut, loaded.notice)
 
 
 def test_deeply_nested_json_in_a_line_is_a_skipped_line(tmp_path):
@@ -234,6 +237,10 @@ def test_zero_length_or_nul_files_lose_nothing_another_file_holds(
     if journal_damage == "intact" or snapshot_damage == "intact":
         assert moves(loaded) == list(range(12))
         assert bool(loaded.problems) == ((journal_damage, snapshot_damage) != ("intact", "intact"))
+        if loaded.problems:                          # nothing lost: no "bad entry skipped"
+            assert loaded.notice == "journal repaired; resumed at turn 12"
+            assert len(loaded.problems) == 1 and "bytes)" in loaded.problems[0] \
+                or "empty" in loaded.problems[0]
     else:                                            # nothing left: said, never silent
         assert loaded.entries == [] and loaded.notice == "journal damaged: no game to resume"
     if loaded.problems:

@@ -356,6 +356,10 @@ class Journal:
             return
         if not data and reading.snapshot and reading.snapshot[1]:
             reading.problems.append(f"{self.path}: empty, though the snapshot holds a game")
+        if data and not data.strip(b"\0"):          # the whole file zeroed: one finding
+            reading.problems.append(f"{self.path}: unusable (NUL-filled, {len(data)} bytes)")
+            self._to_quarantine.append(self.path)
+            return
         offset = 0
         for lineno, raw in enumerate(data.split(b"\n"), start=1):
             start, offset = offset, offset + len(raw) + 1
@@ -417,6 +421,8 @@ class Journal:
             found.notice = (f"journal: {len(reading.damaged)} bad "
                             f"entr{'y' if len(reading.damaged) == 1 else 'ies'} skipped "
                             f"(line {lines}{more})")
+            if not found.lost:
+                found.notice += f"; resumed at turn {turns}"
         if found.lost:
             found.notice = found.lost if not found.notice else f"{found.lost}; {found.notice}"
         elif found.problems and not found.entries:
