@@ -133,6 +133,32 @@ def test_rebuild_skips_records_the_index_cannot_hold_and_keeps_the_rest(tmp_path
     assert rows["huge"]["p0_score"] == rows["g1"]["p0_score"]
 
 
+def test_rebuild_recreates_an_index_whose_pages_are_damaged(tmp_path, capsys):
+    """Bit rot inside the database (it still opens, but queries say "malformed"): the
+    listing points to --rebuild, and --rebuild sets the file aside and recreates it."""
+    history = History(tmp_path)
+    history.file("g1", PATCHWORK)
+    history.file("g2", EXPRESS)
+    with history.index() as index:
+        before = index.games()
+        row = {**index.games()[0], "players": [
+            {c: index.games()[0][f"p{i}_{c}"] for c in PLAYER_COLUMNS} for i in (0, 1)]}
+        index.upsert(row, [{**row, "id": f"old{i}"} for i in range(2000)])   # rows only
+    db = tmp_path / "history.sqlite3"
+    data = bytearray(db.read_bytes())
+    assert len(data) >= 40 * 4096 and not (tmp_path / "history.sqlite3-wal").exists()
+    for page in range(2 * 4096, len(data), 4096):       # the header page and page 2 intact
+        data[page + 100:page + 200] = bytes(range(100, 200))
+    db.write_bytes(bytes(data))
+    assert main(["history", "--store", str(tmp_path)]) == 2
+    assert "--rebuild' recreates it" in capsys.readouterr().err
+    assert main(["history", "--store", str(tmp_path), "--rebuild"]) == 0
+    out, err = capsys.readouterr()
+    assert "2 games indexed" in out and f"damaged; kept as {db}.corrupt" in err
+    with history.index() as index:
+        assert index.games() == before
+
+
 def test_the_history_command_lists_games(tmp_path, capsys):
     History(tmp_path).file("g1", PATCHWORK)
     assert main(["history", "--store", str(tmp_path)]) == 0

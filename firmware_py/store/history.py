@@ -82,10 +82,12 @@ def summarise(record: GameRecord, game_id: str, name: str, size: int, mtime: flo
 
 @dataclass
 class RebuildReport:
-    """What :meth:`History.rebuild` did: ``games`` indexed, ``skipped`` (file, why) pairs."""
+    """What :meth:`History.rebuild` did: ``games`` indexed, ``skipped`` (file, why) pairs,
+    ``set_aside``: where the damaged database went."""
 
     games: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    set_aside: str = ""       # where a damaged database file was moved, "" when none was
 
 
 class History:
@@ -164,12 +166,7 @@ class History:
             except (OSError, RecordError, StoreError, ValueError, RecursionError) as exc:
                 report.skipped.append((str(path), str(exc)))
         self.folder.mkdir(parents=True, exist_ok=True)
-        try:
-            index = self.index()
-            index.count()
-        except sqlite3.DatabaseError:
-            self._set_aside()
-            index = self.index()
+        index = self._sound_index(report)
         with index:
             with index.transaction():
                 index.db.execute("DELETE FROM players")
@@ -196,11 +193,39 @@ class History:
             index.db.execute("RELEASE one_game")
         return ""
 
+    def _sound_index(self, report: RebuildReport) -> Index:
+        """The index for a rebuild: a file that is not a database, or one whose pages are
+        damaged (``PRAGMA quick_check`` not "ok"), is set aside first and a new one made.
+        Raises sqlite3.Error for anything else (locked, disk full, not writable)."""
+        index = None
+        try:
+            index = self.index()
+            if [tuple(r) for r in index.db.execute("PRAGMA quick_check")] == [("ok",)]:
+                return index
+        except sqlite3.DatabaseError as exc:
+            if not _damaged(exc):
+                if index is not None:
+                    index.close()
+                raise
+        if index is not None:
+            index.close()
+        self._set_aside()
+        report.set_aside = str(self.db_path.with_name(self.db_path.name + ".corrupt"))
+        return self.index()
+
     def _set_aside(self) -> None:
         for suffix in ("", "-wal", "-shm"):
             path = self.db_path.with_name(self.db_path.name + suffix)
             if path.exists():
                 os.replace(path, path.with_name(path.name + ".corrupt"))
+
+
+def _damaged(exc: sqlite3.Error) -> bool:
+    """True when SQLite says the file is damaged or not a database at all."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:
+        return type(exc) is sqlite3.DatabaseError
+    return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 
 def row_text(row: dict) -> str:
