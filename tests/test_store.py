@@ -159,6 +159,26 @@ def test_rebuild_recreates_an_index_whose_pages_are_damaged(tmp_path, capsys):
         assert index.games() == before
 
 
+def test_an_index_that_cannot_be_opened_leaves_no_file_open(tmp_path):
+    """Each failed open (a damaged file here; a full disk in the service, retried every
+    few seconds) closes its connection at once, not at the next garbage collection."""
+    import gc
+    import os
+    from firmware_py.store.index import Index
+    db = tmp_path / "history.sqlite3"
+    db.write_bytes(b"this is not a database" * 100)
+    gc.disable()
+    try:
+        for _ in range(5):
+            with pytest.raises(sqlite3.DatabaseError):
+                Index(db)
+        held = [fd for fd in os.listdir("/proc/self/fd")
+                if os.path.realpath(f"/proc/self/fd/{fd}").startswith(str(db))]
+    finally:
+        gc.enable()
+    assert held == []
+
+
 def test_the_history_command_lists_games(tmp_path, capsys):
     History(tmp_path).file("g1", PATCHWORK)
     assert main(["history", "--store", str(tmp_path)]) == 0
