@@ -100,6 +100,12 @@ class Keeper:
         if body.get("kind") == "setup":
             self.ui.warnings.pop("journal damage", None)     # said for the game it concerned
         if self.failing:
+            # the line went in; caught up only once the snapshot (refused before) does too
+            try:
+                self.journal.flush_snapshot()
+            except JournalError as exc:
+                self._refused(exc)
+                raise
             LOG.warning("journal in %s writable again: caught up", self.folder)
             self.failing = False
         return seq
@@ -135,7 +141,7 @@ class Keeper:
             except JournalError as exc:
                 self._refused(exc)
                 self.touch()
-                self.ui.warnings["journal"] = f"{exc.reason}: no snapshot ({self.folder})"
+                self.ui.warnings["journal"] = exc.notice     # "not saving: disk full (/folder)"
         if self.retry_at is not None and now >= self.retry_at:
             self.catch_up(now)
 

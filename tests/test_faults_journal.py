@@ -360,6 +360,36 @@ def test_a_disk_that_refuses_keeps_the_game_in_memory_and_catches_up_by_itself(
     assert moves == PLAN[:len(moves)]
 
 
+def test_a_snapshot_still_refused_is_not_called_caught_up_after_each_turn(tmp_path, monkeypatch,
+                                                                         caplog):
+    """Room for a journal line but not for the snapshot (ENOSPC on its rename): every turn
+    still says "not saving", the log never says "writable again" until the snapshot is
+    written, and then it holds the whole game."""
+    caplog.set_level(logging.WARNING)
+    folder = tmp_path / "journal"
+    play(folder, 4)
+    clock = StepClock()
+    service = service_for(folder, RECORD, clock)
+    driver = TableDriver(service, clock, RECORD)
+    failing = FailingOs(errno.ENOSPC, "replace")
+    try:
+        monkeypatch.setattr(J, "os", failing)
+        for target in range(5, 9):
+            view = driver.play(stop_when=lambda v, t=target: v.groups >= t)
+            driver.settle()
+            assert f"not saving: disk full ({folder})" in service.status.screen.warning, target
+        assert not any("writable again" in r.getMessage() for r in caplog.records)
+        failing.failing = False
+        driver.later(RETRY_S + 0.1)
+        assert service.status.screen.warning == ""
+        assert [r.getMessage() for r in caplog.records].count(
+            f"journal in {folder} writable again: caught up") == 1
+    finally:
+        service.stop()
+    (folder / "journal.jsonl").unlink()                    # the snapshot alone holds it all
+    assert resumed(folder)[2] == view.groups == 8
+
+
 @pytest.mark.parametrize("refusal", list(REFUSALS))
 def test_a_disk_that_refuses_at_the_end_saves_the_record_by_itself_later(disk, refusal):
     folder = disk.folder
