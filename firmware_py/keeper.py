@@ -220,7 +220,7 @@ class Keeper:
             self.ui.saved_to = str(self.history.ensure(game_id, lambda: self.record(session)))
         except OSError as exc:
             self._unsaved[game_id] = self.record(session)
-            self.ui.warnings["record"] = f"record not saved: {reason_of(exc)}"
+            self.ui.warnings["record"] = self._record_notice(exc)
             self.retry_at = self.clock() + RETRY_S
         except Exception as exc:  # noqa: BLE001  sqlite3 or a record that does not replay
             self._index_failed(game_id, self.record(session), exc)
@@ -228,8 +228,9 @@ class Keeper:
 
     def save_record(self, session) -> str:
         """File the finished game into the history (its record, then its index row); returns
-        where the record is. Raises OSError when the record cannot be written: the game is
-        kept and filed by itself once the disk takes writes."""
+        where the record is, or "" when the disk refused the record: the OLED then says
+        "record not saved: <why> (<records folder>)" and the game is kept and filed by
+        itself once the disk takes writes."""
         game_id = self.game_id()
         record = self.record(session)
         try:
@@ -239,10 +240,16 @@ class Keeper:
             self.retry_at = self.clock() + RETRY_S
             LOG.error("cannot save the record of game %s in %s: %s; kept in memory, tried again "
                       "every %.0f s", game_id, self.history.records, exc, RETRY_S)
-            raise
+            self.ui.warnings["record"] = self._record_notice(exc)
+            return ""
         except Exception as exc:  # noqa: BLE001  sqlite3 or a record that does not replay
             self._index_failed(game_id, record, exc)
             return str(self.history.record_path(game_id))
+
+    def _record_notice(self, exc: OSError) -> str:
+        """The OLED text for a refused record, e.g. "record not saved: disk full
+        (/var/lib/patchwork-companion/records)"."""
+        return f"record not saved: {reason_of(exc)} ({self.history.records})"
 
     def _index_failed(self, game_id: str, record, exc: Exception) -> None:
         """The record is saved; only its index row is missing (tried again; or `history

@@ -243,7 +243,8 @@ def test_a_new_game_replaces_the_journal_only_once_the_last_record_is_saved(tmp_
     try:
         driver = TableDriver(service, clock, EXPRESS_RECORD)
         final = driver.play()
-        assert final.saved_to == "" and "record not saved" in service.status.screen.warning
+        assert final.saved_to == "" and f"record not saved: disk full ({folder / 'records'})" \
+            in service.status.screen.warning
         driver.press("ok")                                   # leave the end screen
         second = TableDriver(service, clock, GOLDEN_RECORDS[1])
         second.play(stop_when=lambda v: v.groups >= 2)
