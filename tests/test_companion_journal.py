@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -262,6 +263,23 @@ def test_a_missing_journal_is_rewritten_whole_so_the_snapshot_is_never_the_only_
     j.flush_snapshot()
     (tmp_path / "snapshot.json").write_bytes(b"")
     assert moves(Journal(tmp_path).load()) == list(range(7))
+
+
+@pytest.mark.parametrize("how", ["folder removed", "file emptied"])
+def test_a_journal_gone_during_play_is_written_again_whole(tmp_path, how):
+    """The folder removed (or the file emptied) under a running game: the next turn writes
+    the whole game again, so the journal alone still holds it, and the log says so."""
+    folder = tmp_path / "journal"
+    j = write_game(folder, 4)
+    if how == "folder removed":
+        shutil.rmtree(folder)
+    else:
+        (folder / "journal.jsonl").write_bytes(b"")
+    j.append({"kind": "turn", "moves": [4]})
+    assert j.take_moved() == [f"{folder / 'journal.jsonl'}: gone or emptied while in use "
+                              f"(folder removed?); written again whole from memory"]
+    (folder / "snapshot.json").unlink(missing_ok=True)
+    assert moves(Journal(folder).load()) == list(range(5))
 
 
 def test_a_stale_snapshot_and_a_destroyed_journal_block_say_which_turns_were_lost(tmp_path):

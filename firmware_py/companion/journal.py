@@ -444,6 +444,10 @@ class Journal:
         self.snapshot_due = True
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
+            if not (self._rewrite or fresh) and self._vanished():
+                self._moved.append(f"{self.path}: gone or emptied while in use (folder "
+                                   f"removed?); written again whole from memory")
+                self._rewrite = True
             if self._rewrite or fresh:
                 self._quarantine_files()
                 self._rewrite_files()
@@ -457,6 +461,16 @@ class Journal:
             self._rewrite = True
             raise self._error(exc) from exc
         return self.seq
+
+    def _vanished(self) -> bool:
+        """True when lines were written but the file is now missing or empty: appending
+        would leave a journal without the start of the game."""
+        if self._last is None:
+            return False
+        try:
+            return self.path.stat().st_size == 0
+        except FileNotFoundError:
+            return True
 
     def hold(self, body: dict) -> int:
         """Keep ``body`` in memory only (written by the next :meth:`catch_up`); returns its seq."""
