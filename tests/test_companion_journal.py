@@ -282,6 +282,28 @@ def test_a_journal_gone_during_play_is_written_again_whole(tmp_path, how):
     assert moves(Journal(folder).load()) == list(range(5))
 
 
+def test_a_line_with_a_huge_seq_is_reported_without_walking_the_span(tmp_path):
+    """A line in the old checksum format (which does not cover ``seq``) with a huge seq:
+    start-up counts what is lost without a step, or a list entry, per missing seq (a seq of
+    10**11 hung the start for good)."""
+    import tracemalloc
+    write_game(tmp_path, 5)
+    (tmp_path / "snapshot.json").unlink()
+    body = {"kind": "turn", "moves": [77]}
+    with open(tmp_path / "journal.jsonl", "ab") as fh:
+        fh.write(json.dumps({"seq": 2_000_006, "crc": J._legacy_crc(body), "body": body})
+                 .encode() + b"\n")
+    tracemalloc.start()
+    try:
+        loaded = Journal(tmp_path).load()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert moves(loaded) == list(range(5))
+    assert loaded.lost == "turns 6-2000005 lost; resumed at turn 5"
+    assert peak < 2_000_000, peak                # bytes: one list entry per seq would be 16 MB
+
+
 def test_a_stale_snapshot_and_a_destroyed_journal_block_say_which_turns_were_lost(tmp_path):
     """The snapshot stopped at turn 15 (disk full then), then the SD card zeroed the lines
     of turns 16-19: "turns 16-20 lost; resumed at turn 15" (20 is stranded behind the gap)."""

@@ -409,8 +409,12 @@ class Journal:
             found.problems.append(f"{self.path}: line {lineno} (byte {offset}): {why}; skipped")
         turns = sum(1 for e in found.entries if e.get("kind") == "turn")
         if reading.max_seq > found.seq:
-            gone = [reading.bodies.get(s) for s in range(found.seq + 1, reading.max_seq + 1)]
-            n = sum(1 for b in gone if b is None or b.get("kind") == "turn") or 1
+            # every seq after the resumed one is a lost turn, unless its body is known to be
+            # something else (counted over the bodies held, never over the whole span: a
+            # damaged seq can be huge)
+            others = sum(1 for s, b in reading.bodies.items()
+                         if found.seq < s <= reading.max_seq and b.get("kind") != "turn")
+            n = (reading.max_seq - found.seq - others) or 1
             span = f"turn {turns + 1}" if n == 1 else f"turns {turns + 1}-{turns + n}"
             found.lost = f"{span} lost; resumed at turn {turns}"
             found.problems.append(f"{self.folder}: entries {found.seq + 1}-{reading.max_seq} could "
