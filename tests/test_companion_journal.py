@@ -304,6 +304,34 @@ def test_a_line_with_a_huge_seq_is_reported_without_walking_the_span(tmp_path):
     assert peak < 2_000_000, peak                # bytes: one list entry per seq would be 16 MB
 
 
+def test_a_journal_of_the_old_design_is_rewritten_with_the_game_in_progress_only(tmp_path):
+    """A journal that kept every game (older versions) is read once: the game in progress
+    resumes, the file is kept in quarantine and rewritten with that game alone, so the
+    next start reads one game."""
+    lines, prev, seq = [], None, 0
+    for game in range(3):
+        for body in [{"kind": "setup", "setup": {"n": game}}] + \
+                    [{"kind": "turn", "moves": [i]} for i in range(4 + game)]:
+            seq += 1
+            lines.append(J._line(seq, body, prev))
+            prev = (seq, body)
+    old = b"".join(lines)
+    (tmp_path / "journal.jsonl").write_bytes(old)
+    j = Journal(tmp_path)
+    loaded = j.load()
+    assert moves(loaded) == list(range(6)) and loaded.notice == ""
+    assert j.catch_up() == [
+        f"{tmp_path / 'journal.jsonl'}: holds 2 earlier games (a journal of an older version); "
+        f"it is rewritten with the game in progress only",
+        f"{tmp_path / 'journal.jsonl'}: its bytes are kept in "
+        f"{tmp_path / 'quarantine' / 'q-0001-journal.jsonl'}"]
+    assert (tmp_path / "quarantine" / "q-0001-journal.jsonl").read_bytes() == old
+    assert len(lines_of(tmp_path)) == 7
+    (tmp_path / "snapshot.json").unlink()
+    again = Journal(tmp_path).load()
+    assert moves(again) == list(range(6)) and not again.problems
+
+
 def test_a_stale_snapshot_and_a_destroyed_journal_block_say_which_turns_were_lost(tmp_path):
     """The snapshot stopped at turn 15 (disk full then), then the SD card zeroed the lines
     of turns 16-19: "turns 16-20 lost; resumed at turn 15" (20 is stranded behind the gap)."""

@@ -208,9 +208,10 @@ def _too_deep(raw: bytes) -> bool:
     return top > MAX_NESTING
 
 
-def parse_line(raw: bytes) -> tuple[int, dict, tuple[int, dict] | None] | str:
+def parse_line(raw: bytes, known: int = 0) -> tuple[int, dict, tuple[int, dict] | None] | str:
     """One journal line -> ``(seq, body, (seq-1, prev body) or None)``, or why it is damaged
-    (a string). Never raises."""
+    (a string). ``known``: a seq already read intact; an intact line right after it does not
+    check its copy of it (returned as None: one checksum less per line). Never raises."""
     if not raw.strip(b"\0 \t\r"):
         return "NUL bytes" if b"\0" in raw else "empty line"
     if _too_deep(raw):
@@ -224,14 +225,20 @@ def parse_line(raw: bytes) -> tuple[int, dict, tuple[int, dict] | None] | str:
     seq, body = obj.get("seq"), obj.get("body")
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1 or not isinstance(body, dict):
         return "malformed entry"
-    prev, pbody = None, obj.get("prev")
-    if isinstance(pbody, dict) and obj.get("pcrc") == _crc(seq - 1, pbody):
-        prev = (seq - 1, pbody)
     if obj.get("crc") == _crc(seq, body) or ("pcrc" not in obj and obj.get("crc") == _legacy_crc(body)):
-        return seq, body, prev
+        return seq, body, _prev_copy(obj, seq) if seq - 1 != known else None
+    prev = _prev_copy(obj, seq)
     if prev is not None:
         return 0, {}, prev        # its own body is damaged, the copy of the one before is not
     return "checksum mismatch"
+
+
+def _prev_copy(obj: dict, seq: int) -> tuple[int, dict] | None:
+    """The line's intact copy of the entry before it, ``(seq - 1, body)``, or None."""
+    pbody = obj.get("prev")
+    if isinstance(pbody, dict) and obj.get("pcrc") == _crc(seq - 1, pbody):
+        return seq - 1, pbody
+    return None
 
 
 class _Reading:
@@ -298,6 +305,15 @@ class Journal:
         self._last = (seq, reading.bodies[seq]) if seq in reading.bodies else None
         if found.problems:
             self._rewrite = True
+        games = sum(1 for b in reading.bodies.values() if b.get("kind") == "setup")
+        if games > 1 and entries:
+            # a journal of the old design, which kept every game: read whole at every start
+            # until it holds only the game in progress (the old file is kept in quarantine)
+            self._rewrite = True
+            if self.path not in self._to_quarantine:
+                self._to_quarantine.append(self.path)
+            self._moved.append(f"{self.path}: holds {games - 1} earlier games (a journal of an "
+                               f"older version); it is rewritten with the game in progress only")
         return found
 
     def _remove_temporaries(self) -> None:
@@ -360,12 +376,12 @@ class Journal:
             reading.problems.append(f"{self.path}: unusable (NUL-filled, {len(data)} bytes)")
             self._to_quarantine.append(self.path)
             return
-        offset = 0
+        offset = known = 0
         for lineno, raw in enumerate(data.split(b"\n"), start=1):
             start, offset = offset, offset + len(raw) + 1
             if not raw and offset > len(data):
                 break                              # after the last line end
-            parsed = parse_line(raw)
+            parsed = parse_line(raw, known)
             if offset > len(data) and not isinstance(parsed, str):
                 reading.problems.append(f"{self.path}: line {lineno} has no line end (its write "
                                         f"was cut short); kept it")
@@ -373,6 +389,7 @@ class Journal:
                 reading.damaged.append((lineno, start, parsed))
                 continue
             seq, body, prev = parsed
+            known = seq
             if seq:
                 reading.bodies.setdefault(seq, body)
                 reading.max_seq = max(reading.max_seq, seq)
@@ -394,15 +411,20 @@ class Journal:
         bases = [(s - 1, []) for s, b in bodies.items() if b.get("kind") == "setup"]
         if reading.snapshot is not None:
             bases.append(reading.snapshot)
-        best: tuple[int, list[dict]] = (0, [])
+        # where the run of consecutive seqs after each seq ends, in one pass (a journal of
+        # the old design holds thousands of games: walking from every setup was quadratic)
+        reach: dict[int, int] = {}
+        for seq in sorted(bodies, reverse=True):
+            reach[seq] = reach.get(seq + 1, seq)
+        best_base, best_end = None, 0
         for seq, entries in bases:
-            entries = list(entries)
-            while seq + 1 in bodies:
-                seq += 1
-                entries.append(bodies[seq])
-            if seq > best[0]:
-                best = (seq, effective(entries))
-        return best
+            end = reach.get(seq + 1, seq)
+            if end > best_end:
+                best_base, best_end = (seq, entries), end
+        if best_base is None:
+            return 0, []
+        seq, entries = best_base
+        return best_end, effective(list(entries) + [bodies[s] for s in range(seq + 1, best_end + 1)])
 
     def _report(self, reading: _Reading, found: Loaded) -> None:
         for lineno, offset, why in reading.damaged:
