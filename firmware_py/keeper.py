@@ -22,6 +22,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Callable
@@ -31,6 +32,7 @@ from .rules import replay
 from .store import History, StoreError, new_game_id
 
 LOG = logging.getLogger(__name__)
+_SAFE_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,63}")   # a record file name, as new_game_id
 RETRY_S = 2.0          # a refused write (journal, snapshot, record) is tried again this often
 
 
@@ -178,11 +180,12 @@ class Keeper:
 
     # ----- records --------------------------------------------------------------------------
     def game_id(self, entries: list[dict] | None = None) -> str:
-        """The id of the game the journal holds (a game journaled before ids were given
-        gets one derived from its setup, the same after every restart)."""
+        """The id of the game the journal holds (a game journaled before ids were given, or
+        whose id is not a safe file name, gets one derived from its setup, the same after
+        every restart); it names the record file, so it never holds "/" or ".."."""
         entries = self.journal.entries if entries is None else entries
         setup = entries[0] if entries and entries[0].get("kind") == "setup" else {}
-        if isinstance(setup.get("id"), str) and setup["id"]:
+        if isinstance(setup.get("id"), str) and _SAFE_ID.fullmatch(setup["id"]):
             return setup["id"]
         digest = hashlib.sha1(json.dumps(setup, sort_keys=True).encode()).hexdigest()[:12]
         return f"game-{digest}"

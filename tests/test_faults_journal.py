@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -210,6 +211,29 @@ def test_a_power_cut_between_the_end_and_the_record_files_the_game_on_restart(tm
     assert list((folder / "records").glob("*.json")) == [saved]
     with History(folder).index() as index:
         assert [r["id"] for r in index.games()] == [saved.stem]
+
+
+@pytest.mark.parametrize("bad_id", ["../../escaped", "a/b", "", 7, "x" * 300])
+def test_a_journal_whose_game_id_is_no_file_name_files_the_game_inside_records(tmp_path, bad_id):
+    """The game id names the record file: one from a hand-edited journal that is a path, too
+    long, or not text is replaced by one derived from the setup; nothing is written outside
+    ``records/``."""
+    folder = tmp_path / "journal"
+    finish(folder)
+    entries = Journal(folder).load().entries
+    entries[0] = {**entries[0], "id": bad_id}
+    shutil.rmtree(folder)
+    forged = Journal(folder)
+    for body in entries:
+        forged.append(body)
+    service = service_for(folder, EXPRESS_RECORD)
+    try:
+        saved = Path(service.call(lambda: service.ui.saved_to))
+    finally:
+        service.stop()
+    assert saved.parent == folder / "records" and saved.name.startswith("game-")
+    assert [p.relative_to(tmp_path) for p in tmp_path.rglob("*.json")
+            if p.name != "snapshot.json"] == [Path("journal/records") / saved.name]
 
 
 def test_the_record_carries_start_end_and_app_and_the_index_has_them(tmp_path):
