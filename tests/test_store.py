@@ -179,6 +179,22 @@ def test_an_index_that_cannot_be_opened_leaves_no_file_open(tmp_path):
     assert held == []
 
 
+def test_the_history_listing_shows_control_characters_of_a_record_escaped(tmp_path, capsys):
+    """A hand-edited record whose player name holds a terminal escape and a line break
+    cannot colour the terminal or forge a line of the listing."""
+    history = History(tmp_path)
+    history.file("g1", PATCHWORK)
+    data = json.loads((tmp_path / "records" / "g1.json").read_text())
+    data["players"][0] = "Gr\x1b[2J\r\ng2  forged"
+    (tmp_path / "records" / "g1.json").write_text(json.dumps(data))
+    assert main(["history", "--store", str(tmp_path), "--rebuild"]) == 0
+    capsys.readouterr()
+    assert main(["history", "--store", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and "\x1b" not in out and "\r" not in out
+    assert "Gr\\x1b[2J\\r\\ng2  forged 7 : Yellow 3" in out
+
+
 def test_the_history_command_lists_games(tmp_path, capsys):
     History(tmp_path).file("g1", PATCHWORK)
     assert main(["history", "--store", str(tmp_path)]) == 0

@@ -228,13 +228,20 @@ def _damaged(exc: sqlite3.Error) -> bool:
     return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 
+def _shown(text) -> str:
+    """``text`` safe for a terminal line: control characters (escape sequences, line
+    breaks from a hand-edited record) are shown as ``\\x1b``-style escapes."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
 def row_text(row: dict) -> str:
-    """One history line: date, game, time board, players with scores, winner, duration."""
-    when = (row["ended"] or row["started"] or "")[:16].replace("T", " ")
-    names = [f"{row[f'p{i}_name']} {row[f'p{i}_score']}" for i in (0, 1)]
-    winner = row[f"p{row['winner']}_name"] if row["winner"] is not None else "-"
+    """One history line: date, game, time board, players with scores, winner, duration (any
+    control character of a record's text shown escaped)."""
+    when = _shown((row["ended"] or row["started"] or "")[:16].replace("T", " "))
+    names = [f"{_shown(row[f'p{i}_name'])} {row[f'p{i}_score']}" for i in (0, 1)]
+    winner = _shown(row[f"p{row['winner']}_name"]) if row["winner"] is not None else "-"
     minutes = f"{row['duration_s'] // 60} min" if row["duration_s"] is not None else "?"
-    return (f"{row['id']}  {when:16}  {row['game']:17} {row['time_board']:8} "
+    return (f"{_shown(row['id'])}  {when:16}  {row['game']:17} {row['time_board']:8} "
             f"{names[0]} : {names[1]}  winner {winner}  {minutes}")
 
 
