@@ -71,6 +71,8 @@ def rebuild(history, out) -> int:
     except (OSError, sqlite3.Error) as exc:
         print(f"history --rebuild: cannot write {history.db_path}: {exc}", file=sys.stderr)
         return 2
+    if report.set_aside:
+        print(f"{history.db_path}: damaged; kept as {report.set_aside}", file=sys.stderr)
     for path, why in report.skipped:
         print(f"{path}: skipped: {why}", file=sys.stderr)
     print(f"{history.db_path}: {report.games} games indexed from {history.records}"
@@ -79,7 +81,9 @@ def rebuild(history, out) -> int:
 
 
 def show(folder, game_id: str, out) -> int:
-    """Print one game's tally and its turn-by-turn table."""
+    """Print one game's tally and its turn-by-turn table (control characters of a record's
+    names shown escaped, as in the list)."""
+    from ..store.history import _shown
     from ..web.library import Library
     library = Library(folder)
     found = library.game(game_id)
@@ -87,14 +91,14 @@ def show(folder, game_id: str, out) -> int:
         return fail(f"history show: no game {game_id!r} in {folder} "
                     "('patchwork-companion history' lists the ids)")
     row, record = found
-    print(f"{row['id']}  {row['game']} ({row['time_board']} time board), "
-          f"started {row.get('started') or '?'}", file=out)
+    print(f"{_shown(row['id'])}  {row['game']} ({row['time_board']} time board), "
+          f"started {_shown(row.get('started') or '?')}", file=out)
     print(f"{'player':12} {'buttons':>7} {'special':>7} {'empty':>5} {'score':>5}", file=out)
     for p in row["players"]:
         mark = "  winner" if p["winner"] else ""
-        print(f"{p['name']:12} {p['buttons']:7d} {7 if p['special'] else 0:7d} {p['empty']:5d} "
+        print(f"{_shown(p['name']):12} {p['buttons']:7d} {7 if p['special'] else 0:7d} {p['empty']:5d} "
               f"{p['score']:5d}{mark}", file=out)
-    names = [p["name"] for p in row["players"]]
+    names = [_shown(p["name"]) for p in row["players"]]
     group = "space buttons income empty score"
     print("", file=out)
     print(f"{'':3}  {'':36}" + "".join(f"  {n[:len(group)]:<{len(group)}}" for n in names),
@@ -103,6 +107,6 @@ def show(folder, game_id: str, out) -> int:
     for k, frame in enumerate(library.replay_steps(record)[1:], 1):
         cells = "".join(f"  {p['position']:5d} {p['buttons']:7d} {p['income']:6d} {p['empty']:5d} "
                         f"{p['score']:5d}" for p in frame["players"])
-        text = frame["text"].split(": ", 1)[1]
+        text = _shown(frame["text"].split(": ", 1)[1])
         print(f"{k:3d}  {text[:36]:36}{cells}".rstrip(), file=out)
     return 0
