@@ -2,8 +2,8 @@
 
 The simulation uses the libraries' own stand-ins, never hand-made fakes:
 gpiozero's ``MockFactory`` for the buttons, the real ``neopixel`` module on
-Blinka's OS-agnostic board for the strip, a real luma device class over luma's
-``noop`` interface for the OLED, and the simulated sensor process speaking the
+Blinka's OS-agnostic board for the strip, a real luma device class over a
+byte-counting interface that passes the bytes to luma's ``noop`` for the OLED, and the simulated sensor process speaking the
 real protocol over a pseudo-terminal. A part that fails to start is reported
 in ``Parts.failures`` and left out; the game goes on without it.
 """
@@ -123,12 +123,13 @@ def _pixels(cfg: dict, sim: bool):
 
 
 def _oled_device(cfg: dict, sim: bool):
+    """luma's device for ``display.driver``, sending only changed pages and columns
+    (:mod:`.oled_pages`): over I2C on a Pi, over a byte counter in simulation."""
     disp = cfg["display"]
-    from luma.oled.device import sh1106, ssd1306
-    cls = {"ssd1306": ssd1306, "sh1106": sh1106}[disp["driver"]]
+    from .oled_pages import ByteCounter, PagedSh1106, PagedSsd1306
+    cls = {"ssd1306": PagedSsd1306, "sh1106": PagedSh1106}[disp["driver"]]
     if sim:
-        from luma.core.interface.serial import noop
-        serial = noop()
+        serial = ByteCounter()
     else:
         from luma.core.interface.serial import i2c
         serial = i2c(port=disp["i2c_port"], address=disp["i2c_address"])
