@@ -114,7 +114,7 @@ class LinkTiming:
     degrade_errors: int = 3
     dead_errors: int = 10
     request_holdoff: float = 0.25
-    read_timeout: float = 0.1       # data wakes the reader at once; this only paces ticks
+    read_timeout: float = 0.3       # data wakes the reader at once; this only paces ticks
 
 
 # ------------------------------------------------------------------ session
