@@ -31,7 +31,6 @@ from .hw.parts import Animation, RawButton
 from .hw.sensor_link import SensorOccupancy, SensorStatus
 from .rules import deal as deal_circle, dumps_record, load_spec, replay
 from .view.leds import Hand, LedFrames, LedLayout, hand_of
-from .view.oled import render
 
 LOG = logging.getLogger(__name__)
 
@@ -289,7 +288,7 @@ class Service:
                 after = (self.parts.strip, led_ticket) if led_ticket is not None else None
                 # drawn on the OLED's thread, after the LED frame went out: the loop and
                 # the strip never wait for the image
-                self.parts.oled.submit(Animation(lambda _t, shown=screen: render(shown), _once),
+                self.parts.oled.submit(Animation(lambda _t, shown=screen: _render(shown), _once),
                                        after)
         self._publish(screen, lights)           # after every rebuild: what is shown now
 
@@ -396,6 +395,13 @@ class Service:
         tmp.replace(path)
         fsync_dir(folder)
         return str(path)
+
+
+def _render(screen: Screen):
+    """The OLED image of ``screen`` (imported here, on the OLED's thread: the fonts and
+    the drawing code are not needed to start without an OLED, nor before the first frame)."""
+    from .view.oled import render
+    return render(screen)
 
 
 def _once(_now: float) -> None:

@@ -18,7 +18,7 @@ from firmware_py.companion.model import GREEN, YELLOW, Lights
 from firmware_py.hw.backends import Parts, _pixels
 from firmware_py.hw.parts import LedStrip
 from firmware_py.hw.sensor_link import SensorOccupancy
-from firmware_py.view.leds import (CYCLE, INCOME_RGB, OFF, PULSE_FPS, RED, TOKEN_RGB, WHITE, Hand,
+from firmware_py.view.leds import (CYCLE, DIP_SECONDS, INCOME_RGB, OFF, PULSE_FPS, RED, TOKEN_RGB, WHITE, Hand,
                                    LedFrames, LedLayout, hand_of, led_frame)
 
 STRAIGHT = LedLayout.parse("0-53", 54, 53)
@@ -112,14 +112,14 @@ def test_still_lights_need_no_frame_after_the_first():
 
 def test_the_pulse_draws_at_most_pulse_fps_frames_a_second_and_rests():
     """The active token's pulse over a cycle: at most PULSE_FPS frames a second, and
-    no frame at all during the resting second."""
+    no frame at all while it rests."""
     frames = LedFrames(lights(), STRAIGHT, fps=60)
     now, wakes = 100 * CYCLE, []
     while now < 100 * CYCLE + CYCLE:
         now = frames.next_at(now)
         wakes.append(now - 100 * CYCLE)
     assert len(wakes) <= PULSE_FPS * CYCLE
-    assert not [w for w in wakes if 1.0 + 1e-3 < w < CYCLE - 1e-3]
+    assert not [w for w in wakes if DIP_SECONDS + 1e-3 < w < CYCLE - 1e-3]
 
 
 # --- the service: the light follows a slide, the move waits for a stable reading ---

@@ -13,6 +13,7 @@ import logging
 import os
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -57,6 +58,12 @@ def _try(parts: Parts, what: str, build: Callable):
     """``build()`` on a helper thread: its result, or None when it raised or did not
     finish within ``START_SECONDS`` (a hung bus); either way the failure is reported
     and the game goes on without the part. A build that finishes too late is closed."""
+    return _begin(what, build)(parts)
+
+
+def _begin(what: str, build: Callable) -> Callable[[Parts], object]:
+    """Start ``build()`` on a helper thread now; the function returned waits for it
+    (at most ``START_SECONDS`` from now) and gives what :func:`_try` gives."""
     box: dict = {}
     lock = threading.Lock()
 
@@ -77,16 +84,21 @@ def _try(parts: Parts, what: str, build: Callable):
 
     thread = threading.Thread(target=run, name=f"start-{what}", daemon=True)
     thread.start()
-    thread.join(START_SECONDS)
-    with lock:
-        if "result" not in box:
-            box["abandoned"] = True
-            box["error"] = f"no answer within {START_SECONDS:g} s"
-    if "error" in box:
-        LOG.error("%s failed to start: %s", what, box["error"])
-        parts.failures.append(f"{what} failed to start: {box['error']}")
-        return None
-    return box["result"]
+    deadline = time.monotonic() + START_SECONDS
+
+    def finish(parts: Parts):
+        """Wait for the build; its result, or None with the failure reported in ``parts``."""
+        thread.join(max(0.0, deadline - time.monotonic()))
+        with lock:
+            if "result" not in box:
+                box["abandoned"] = True
+                box["error"] = f"no answer within {START_SECONDS:g} s"
+        if "error" in box:
+            LOG.error("%s failed to start: %s", what, box["error"])
+            parts.failures.append(f"{what} failed to start: {box['error']}")
+            return None
+        return box["result"]
+    return finish
 
 
 def _pin_factory(name: str):
@@ -146,6 +158,8 @@ def build_parts(cfg: dict, post: Callable, clock: Callable, *, on_oled_frame=Non
     """
     sim = cfg[""]["backend"] == "sim"
     parts = Parts()
+    # the simulated sensor is a process of its own: it starts while the parts are built
+    sim_sensor = _begin("simulated sensor", lambda: _start_sim_sensor(cfg, spaces)) if sim else None
     factory_name = "mock" if sim else cfg["buttons"]["pin_factory"]
     parts.pin_factory = _try(parts, "pin factory", lambda: _pin_factory(factory_name))
     pins = {b: cfg["buttons"][b] for b in ("next", "ok", "back")}
@@ -158,8 +172,8 @@ def build_parts(cfg: dict, post: Callable, clock: Callable, *, on_oled_frame=Non
         device = _try(parts, "OLED", lambda: _oled_device(cfg, sim))
         if device is not None:
             parts.oled = Oled(device, on_oled_frame)
-    if sim:
-        parts.sim_sensor = _try(parts, "simulated sensor", lambda: _start_sim_sensor(cfg, spaces))
+    if sim_sensor is not None:
+        parts.sim_sensor = sim_sensor(parts)
         link = parts.sim_sensor.link if parts.sim_sensor is not None else cfg["sim"]["sensor_link"]
         parts.sensor_ports = [str(link)] if link else []
     else:

@@ -104,7 +104,9 @@ class LinkTiming:
     history for the error rate; degrade_errors: errors in the window that
     make the link "degraded"; dead_errors: errors in the window (and more
     errors than good frames) that drop the link; request_holdoff: minimum
-    seconds between snapshot requests; read_timeout: the serial read timeout.
+    seconds between snapshot requests; read_timeout: the longest a read waits
+    for bytes (it waits less when :meth:`LinkSession.next_deadline` is nearer,
+    so an idle link wakes only for the sensor's heartbeat and real deadlines).
     """
 
     silence_timeout: float = 1.6
@@ -114,7 +116,7 @@ class LinkTiming:
     degrade_errors: int = 3
     dead_errors: int = 10
     request_holdoff: float = 0.25
-    read_timeout: float = 0.3       # data wakes the reader at once; this only paces ticks
+    read_timeout: float = 2.0       # data wakes the reader at once; deadlines come sooner
 
 
 # ------------------------------------------------------------------ session
@@ -224,6 +226,25 @@ class LinkSession:
             self._drop = f"silent for {self.timing.silence_timeout:g} s"
             return
         self._health(now)
+
+    def next_deadline(self) -> float | None:
+        """When :meth:`tick` may next have something to do (clock seconds), or None
+        when only bytes can change anything (no device): the probe or silence
+        deadline, a handshake retry, a held-off snapshot request, an error or
+        good frame leaving the error window."""
+        if self.device is None:
+            return None
+        t = self.timing
+        due = [self._last_heard + (t.silence_timeout if self._probed else t.probe_after)]
+        if self.hello is None and self._hello_asked is not None:
+            due.append(self._hello_asked + t.retry_interval)
+        if self._snap_due and self._snap_asked is not None:
+            due.append(self._snap_asked + t.request_holdoff)
+        if self._errors:
+            due.append(self._errors[0] + t.error_window)
+            if self._goods:
+                due.append(self._goods[0] + t.error_window)
+        return min(due)
 
     def ask_snapshot(self, now: float, force: bool = False) -> None:
         """Ask for a SNAP now, or once ``request_holdoff`` seconds have passed since
@@ -444,6 +465,7 @@ class SensorLink:
 
     def _service(self) -> None:
         try:
+            self._pace()
             data = self._port.read(self._port.in_waiting or 1)
         except PORT_ERRORS as exc:
             self._close(f"device lost ({exc.__class__.__name__}: {exc})")
@@ -458,6 +480,17 @@ class SensorLink:
                 session.ask_snapshot(now, force=True)
             session.tick(now)
         self._step(step)
+
+    def _pace(self) -> None:
+        """Let the next read wait until the session's next deadline (at most
+        ``read_timeout``), so that an idle link does not wake for nothing."""
+        with self._lock:
+            due = self.session.next_deadline()
+            now = self.clock()
+        wait = self.timing.read_timeout if due is None else due - now
+        wait = min(self.timing.read_timeout, max(0.01, wait))
+        if abs(wait - (getattr(self._port, "timeout", None) or 0.0)) > 0.005:
+            self._port.timeout = wait
 
     def _step(self, action) -> None:
         """Run ``action(session, now)`` under the lock, then post, write and drop."""

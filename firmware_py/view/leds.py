@@ -9,9 +9,9 @@ show through in its off phase):
 2. ``expected``: blinking white, 2 Hz (a token must go there);
 3. ``targets``: steady white (where the selected action ends);
 4. time tokens: green (0, 200, 0) or yellow (230, 160, 0); the ``active``
-   one pulses: every 2 s it dims to 25% and back within the first second
-   (dimmest at 0.5 s), then rests at full brightness for a second (a calm
-   pulse that needs few frames); two tokens on one space alternate, one second
+   one pulses: every 2 s it dims to 25% and back within 0.75 s (dimmest at
+   0.375 s), then rests at full brightness (a calm pulse that needs few
+   frames); two tokens on one space alternate, one second
    each, the active one first (pulsing during its second);
 5. ``leather``: a dim warm orange; 6. ``income``: a dim blue; else off.
 
@@ -48,7 +48,7 @@ LEATHER_RGB: RGB = (40, 14, 0)
 INCOME_RGB: RGB = (0, 6, 40)
 
 PULSE_PERIOD = 2.0      #: seconds from one pulse of the active token to the next
-DIP_SECONDS = 1.0       #: each pulse dims and brightens again within this long
+DIP_SECONDS = 0.75      #: each pulse dims and brightens again within this long
 PULSE_MIN = 0.25        #: dimmest pulse brightness (1.0 is full)
 BLINK_HZ = 2.0          #: blinks per second of expected / wrong spaces
 SHARE_SECONDS = 1.0     #: each of two tokens on one space shows this long
