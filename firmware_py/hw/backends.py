@@ -2,10 +2,12 @@
 
 The simulation uses the libraries' own stand-ins, never hand-made fakes:
 gpiozero's ``MockFactory`` for the buttons, the real ``neopixel`` module on
-Blinka's OS-agnostic board for the strip, a real luma device class over a
-byte-counting interface that passes the bytes to luma's ``noop`` for the OLED, and the simulated sensor process speaking the
-real protocol over a pseudo-terminal. A part that fails to start is reported
-in ``Parts.failures`` and left out; the game goes on without it.
+Blinka's OS-agnostic board for the strip, luma's device class (sending only
+what changed) over a byte-counting interface that passes the bytes on to
+luma's ``noop`` for the OLED, and the simulated sensor process speaking the
+real protocol over a pseudo-terminal. The simulated sensor starts first, as a
+process of its own, while the other parts are built. A part that fails to
+start is reported in ``Parts.failures`` and left out; the game goes on without it.
 """
 from __future__ import annotations
 
