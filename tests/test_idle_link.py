@@ -102,3 +102,59 @@ def test_the_reader_waits_until_the_next_deadline_not_a_fixed_tick():
         assert T.read_timeout > T.probe_after
     finally:
         link.stop()
+
+
+class CancellablePort(ScriptedPort):
+    """A port whose read waits its whole timeout unless ``cancel_read`` ends it,
+    as pyserial's does."""
+
+    def __init__(self):
+        super().__init__()
+        self.cancels = 0
+
+    def cancel_read(self):
+        self.cancels += 1
+        self.feed.put(b"")
+
+    def read(self, size):
+        try:
+            return self.feed.get(timeout=self._timeout)
+        except queue.Empty:
+            return b""
+
+
+def test_a_request_ends_the_long_read_so_it_goes_out_at_once():
+    """request_scan_stats() wakes the reader waiting for a far deadline (cancel_read),
+    and the STAT request is written."""
+    port = CancellablePort()
+    got = threading.Event()
+    link = SensorLink(["fake://"], clock=lambda: 100.0, spaces=54,
+                      post=lambda event: got.set(), serial_factory=lambda *a, **k: port)
+    link.start()
+    try:
+        port.feed.put(enc(HELLO, sp.Snapshot(1, 54, {0})))
+        assert got.wait(3)
+        link.request_scan_stats()
+        assert port.cancels == 1
+        for _ in range(300):
+            if b"STAT" in port.written:
+                break
+            threading.Event().wait(0.01)
+        assert b"STAT" in port.written
+    finally:
+        link.stop()
+
+
+def test_stop_ends_a_long_read():
+    """Stopping does not wait for the reader's far deadline."""
+    port = CancellablePort()
+    got = threading.Event()
+    link = SensorLink(["fake://"], clock=lambda: 100.0, spaces=54,
+                      post=lambda event: got.set(), serial_factory=lambda *a, **k: port)
+    link.start()
+    port.feed.put(enc(HELLO, sp.Snapshot(1, 54, {0})))
+    assert got.wait(3)
+    thread = link._thread
+    before = port.cancels
+    link.stop()
+    assert port.cancels == before + 1 and not thread.is_alive()
