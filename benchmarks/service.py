@@ -25,7 +25,9 @@ Lines start with fixed labels so that runs can be compared:
 * ``idle cpu pulsing:`` / ``idle cpu still:`` CPU of the service process with a
   game in progress (the active token pulses) / on the first set-up question
   (nothing animates), the sensor beating once a second;
-* ``ready:`` process start to READY=1 of ``patchwork-companion run``.
+* ``ready:`` process start to READY=1 of ``patchwork-companion run``;
+  ``ready, empty box:`` / ``ready with N games:`` the same with ``N`` finished
+  games in the history (``--history-games``; ``--ready-only`` prints just these).
 
 Nothing here asserts: the figures are for people (see the README section).
 """
@@ -35,6 +37,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import socket
 import statistics
 import subprocess
@@ -564,18 +567,53 @@ def idle(rounds: int, seconds: float, in_game: bool, say) -> dict:
     return out
 
 
-def ready_time(runs: int, backend: str, say) -> dict:
+def fill_history(folder: Path, games: int) -> None:
+    """``games`` finished games in the store in ``folder``: record files and index rows
+    (made from the bundled game under new ids and start times; replayed once)."""
+    import dataclasses
+    from datetime import datetime, timedelta, timezone
+
+    from firmware_py.store import History, summarise
+    history = History(folder)
+    history.records.mkdir(parents=True, exist_ok=True)
+    record = parse_record(bundled_record())
+    base = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    rows, template = [], None
+    for n in range(games):
+        start = base + timedelta(hours=n)
+        game_id = f"{start:%Y%m%d-%H%M%S}-{n:06x}"
+        one = dataclasses.replace(record, meta={"started": start.isoformat(),
+                                                "ended": (start + timedelta(minutes=40)).isoformat()})
+        data = (json.dumps(one.to_json(), separators=(",", ":")) + "\n").encode()
+        (history.records / f"{game_id}.json").write_bytes(data)
+        template = template or summarise(one, game_id, f"{game_id}.json", len(data), 0.0)
+        rows.append({**template, "id": game_id, "record": f"{game_id}.json",
+                     "started": one.meta["started"], "ended": one.meta["ended"],
+                     "ended_unix": (start + timedelta(minutes=40)).timestamp()})
+    with history.index() as index:
+        index.upsert(rows[0], rows=rows)
+
+
+def ready_time(runs: int, backend: str, say, games: int = 0) -> dict:
     """Seconds from starting ``patchwork-companion run`` to READY=1 on ``backend``
-    ("sim": the default config; "pi": the Pi's config, whose parts are absent here)."""
+    ("sim": the default config; "pi": the Pi's config, whose parts are absent here),
+    with ``games`` finished games in the history."""
     import compileall
     import firmware_py
     # bytecode as an installed package has it (pip compiles it at install time; a source
     # tree run with PYTHONDONTWRITEBYTECODE would compile every module on each start)
     compileall.compile_dir(str(Path(firmware_py.__file__).parent), quiet=1)
     times, cpus, peaks = [], [], []
+    prepared = Path(tempfile.mkdtemp(prefix="bench-store-")) / "patchwork-companion"
+    prepared.mkdir()
+    if games:
+        say(f"  ready: filling a history of {games} games")
+        fill_history(prepared, games)
     for n in range(runs):
         work = Path(tempfile.mkdtemp(prefix="bench-ready-"))
-        name = f"bench-ready-{os.getpid()}-{backend}-{n}"
+        if games:
+            os.symlink(prepared, work / "patchwork-companion")
+        name = f"bench-ready-{os.getpid()}-{backend}-{games}-{n}"
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         sock.bind("\0" + name)
         sock.settimeout(20)
@@ -599,9 +637,22 @@ def ready_time(runs: int, backend: str, say) -> dict:
             proc.terminate()
             proc.wait(10)
             sock.close()
-    say(f"  ready ({backend}): {runs} starts")
+    shutil.rmtree(prepared.parent, ignore_errors=True)
+    say(f"  ready ({backend}): {runs} starts with {games} games")
     return {"median_s": statistics.median(times), "lo": min(times), "hi": max(times),
-            "cpu_s": statistics.median(cpus), "runs": runs, "peak_rss_mb": max(peaks)}
+            "max_s": max(times), "cpu_s": statistics.median(cpus), "runs": runs,
+            "peak_rss_mb": max(peaks), "median_rss_mb": statistics.median(peaks), "games": games}
+
+
+def ready_lines(empty: dict, full: dict) -> list[str]:
+    """The start-up figures of an empty box and of one with a long history, side by side."""
+    def line(r):
+        return f"{r['median_s']:.2f} s, RSS {r['median_rss_mb']:.1f} MB"
+    dt, dm = full["median_s"] - empty["median_s"], full["median_rss_mb"] - empty["median_rss_mb"]
+    verdict = "ok" if dt <= 0.1 and dm <= 5 else "MISSED"
+    return [f"ready, empty box: {line(empty)}",
+            f"ready with {full['games']} games: {line(full)}   "
+            f"({dt:+.2f} s, {dm:+.1f} MB; target within 0.1 s and 5 MB of empty   {verdict})"]
 
 
 # ------------------------------------------------------------------ report
@@ -664,6 +715,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--idle-seconds", type=float, default=6.0, help="seconds per idle round")
     parser.add_argument("--quick", action="store_true", help="3 rounds of 50 events, 3 s idle")
     parser.add_argument("--json", action="store_true", help="also print the raw figures as JSON")
+    parser.add_argument("--history-games", type=int, default=10000,
+                        help="finished games in the history for the second start-up figure")
+    parser.add_argument("--ready-only", action="store_true", help="only the start-up figures")
     parser.add_argument("--serve-idle", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_idle:
@@ -676,6 +730,14 @@ def main(argv: list[str] | None = None) -> int:
     def say(text):
         print(f"[{time.monotonic() - began:6.1f} s] {text}", file=sys.stderr, flush=True)
     m = machine()
+    runs = max(args.rounds, 5)
+    if args.ready_only:
+        say("start-up ...")
+        empty = ready_time(runs, "sim", say)
+        full = ready_time(runs, "sim", say, args.history_games)
+        print("\n".join([f"machine: {m['nproc']} CPUs, {m['cpu']}, Python {m['python']}, "
+                         f"{m['system']}"] + ready_lines(empty, full)))
+        return 0
     say("oled ...")
     oled = oled_figures(args.rounds, say)
     say("live companion ...")
@@ -684,12 +746,15 @@ def main(argv: list[str] | None = None) -> int:
     pulsing = idle(args.rounds, args.idle_seconds, True, say)
     still = idle(args.rounds, args.idle_seconds, False, say)
     say("start-up ...")
-    ready = ready_time(max(args.rounds, 5), "sim", say)
-    ready_pi = ready_time(max(args.rounds, 5), "pi", say)
-    print("\n".join(report(m, oled, live, pulsing, still, ready, ready_pi)))
+    ready = ready_time(runs, "sim", say)
+    ready_pi = ready_time(runs, "pi", say)
+    full = ready_time(runs, "sim", say, args.history_games)
+    print("\n".join(report(m, oled, live, pulsing, still, ready, ready_pi)
+                    + ready_lines(ready, full)))
     if args.json:
         print(json.dumps({"machine": m, "oled": oled, "live": live, "idle_pulsing": pulsing,
-                          "idle_still": still, "ready": ready, "ready_pi": ready_pi}))
+                          "idle_still": still, "ready": ready, "ready_pi": ready_pi,
+                          "ready_with_history": full}))
     return 0
 
 

@@ -12,13 +12,13 @@ import pytest
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "service.py"
 LABELS = ("oled bytes per turn update:", "oled bytes per cursor move:", "oled cpu per frame p50/p99:",
           "first light p50/p99:", "turn accepted p50/p99:", "idle cpu pulsing:", "idle cpu still:",
-          "ready:")
+          "ready:", "ready, empty box:", "ready with 20 games:")
 
 
 @pytest.mark.slow
 def test_service_benchmark_prints_each_labelled_figure():
     out = subprocess.run([sys.executable, str(SCRIPT), "--rounds", "1", "--events", "5",
-                          "--idle-seconds", "0.5"], capture_output=True, text=True, check=True,
+                          "--idle-seconds", "0.5", "--history-games", "20"], capture_output=True, text=True, check=True,
                          timeout=600).stdout
     lines = out.splitlines()
     for label in LABELS:
