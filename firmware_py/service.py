@@ -304,8 +304,8 @@ class Service:
                 after = (self.parts.strip, led_ticket) if led_ticket is not None else None
                 # drawn on the OLED's thread, after the LED frame went out: the loop and
                 # the strip never wait for the image
-                self.parts.oled.submit(Animation(lambda _t, shown=screen: _render(shown), _once),
-                                       after)
+                pager = _LazyPager(screen)  # a screen too full for once alternates pages
+                self.parts.oled.submit(Animation(pager.frame, pager.next_at), after)
         self._publish(screen, lights)           # after every rebuild: what is shown now
 
     def _show_leds(self, lights: Lights, hand: Hand | None) -> int | None:
@@ -366,16 +366,29 @@ class Service:
             self.notifier.watchdog()
             self._next_watchdog = now + period
 
-def _render(screen: Screen):
-    """The OLED image of ``screen`` (imported here, on the OLED's thread: the fonts and
-    the drawing code are not needed to start without an OLED, nor before the first frame)."""
-    from .view.oled import render
-    return render(screen)
+class _LazyPager:
+    """The OLED pages of ``screen`` (``view.oled.Pager``), made on the OLED's thread at
+    its first frame: the fonts and the drawing code are not needed to start without an
+    OLED, nor before the first frame."""
 
+    def __init__(self, screen: Screen):
+        self.screen = screen
+        self._pager = None
 
-def _once(_now: float) -> None:
-    """An OLED screen is drawn once (no next frame)."""
-    return None
+    def _get(self):
+        if self._pager is None:
+            from .view.oled import Pager
+            self._pager = Pager(self.screen)
+        return self._pager
+
+    def frame(self, now: float):
+        """The image shown at ``now`` (see ``Pager.frame``)."""
+        return self._get().frame(now)
+
+    def next_at(self, now: float) -> float | None:
+        """When the next page is due, or None (see ``Pager.next_at``)."""
+        return self._get().next_at(now)
+
 
 
 def _random_deal(game: str):
