@@ -202,14 +202,15 @@ def moves_of(spec, groups) -> tuple[list, list]:
 
 
 def space_colours(lights) -> list[list[int]]:
-    """One [r, g, b] (0..255) per time-board space, as the strip shows it with the active
-    token at full brightness (half-way through its pulse, see ``view.leds.pulse``) and,
-    as a page does not blink, both the spaces a token must go to (white) and those it
+    """One [r, g, b] (0..255) per time-board space, as the strip shows it, but steady (a
+    page shows whose turn it is itself): the active token at full brightness, no
+    celebration chase, and both the spaces a token must go to (white) and those it
     must leave (red) lit at once."""
     from .view.leds import RED, LedLayout, led_frame
     last = lights.last_space
     layout = LedLayout.parse(f"0-{last}", last + 1, last)
-    colours = [list(c) for c in led_frame(lights, 0.5, layout)]
+    steady = replace(lights, active="", celebrate="")    # no pulse: every token at full
+    colours = [list(c) for c in led_frame(steady, 0.0, layout)]
     for space in lights.wrong:
         colours[space] = list(RED)
     return colours
