@@ -24,6 +24,9 @@ WIN_SHARE = 0.7
 MARGIN_SCALE = 60.0
 """Margin (score points) that moves the margin part of the reward from 0.5 to 1."""
 
+GREEDY = 0.7
+"""Chance that a playout move is the best-valued patch rather than a random choice."""
+
 
 class Context:
     """What one search reads: the spec, its playout tables, a memo of placements."""
@@ -118,9 +121,13 @@ def reward0(margin: float) -> float:
     return WIN_SHARE * (margin > 0) + (1 - WIN_SHARE) * part
 
 
-def search(root: Node, ctx: Context, rng: _random.Random, stop, greedy: float = 0.7) -> int:
-    """Run iterations on ``root`` until ``stop(iterations done)`` is true; return the count."""
+def search(root: Node, ctx: Context, rng: _random.Random, stop, greedy: float | None = None) -> int:
+    """Run iterations on ``root`` until ``stop(iterations done)`` is true; return the count.
+
+    ``greedy`` overrides :data:`GREEDY` for the playouts.
+    """
     random = rng.random
+    greedy = GREEDY if greedy is None else greedy
     tables = ctx.tables
     done = 0
     log = math.log
