@@ -9,10 +9,11 @@ from firmware_py.rules import PlayerState, apply, legal_actions, new_game, score
 from firmware_py.rules import actions as A
 
 
-def random_state(game: str, seed: int, steps: int):
-    """A tracked state reached by ``steps`` uniformly random legal actions."""
+def random_state(game: str, seed: int, steps: int, free: bool = False):
+    """A tracked state reached by ``steps`` uniformly random legal actions
+    (``free``: a freely laid-out circle, any patch may be bought)."""
     rng = random.Random(seed)
-    state = new_game(game, seed=seed, tracked=True)
+    state = new_game(game, seed=seed, tracked=True, free=free)
     for _ in range(steps):
         actions = legal_actions(state)
         if not actions:
@@ -29,9 +30,10 @@ def counted(state):
 
 @settings(max_examples=60, deadline=None)
 @given(game=st.sampled_from(["patchwork", "patchwork-express"]), seed=st.integers(0, 10_000),
-       steps=st.integers(0, 80), level=st.sampled_from(sorted(LEVELS)), search_seed=st.integers(0, 99))
-def test_the_box_never_proposes_an_illegal_move(game, seed, steps, level, search_seed):
-    state = random_state(game, seed, steps)
+       steps=st.integers(0, 80), level=st.sampled_from(sorted(LEVELS)),
+       search_seed=st.integers(0, 99), free=st.booleans())
+def test_the_box_never_proposes_an_illegal_move(game, seed, steps, level, search_seed, free):
+    state = random_state(game, seed, steps, free)
     if state.to_move is None:
         return
     mover = state.to_move
@@ -45,7 +47,7 @@ def test_the_box_never_proposes_an_illegal_move(game, seed, steps, level, search
     if isinstance(at_table.action, A.Buy):           # its placement is legal on the real quilt
         assert at_table.action.mask is None
         apply(state, A.Buy(at_table.patch, at_table.mask))
-        assert state.offer[at_table.offer_index] == at_table.patch
+        assert state.circle[at_table.offer_index] == at_table.patch
     if isinstance(at_table.action, A.PlaceLeather):
         apply(state, A.PlaceLeather(at_table.mask.bit_length() - 1))
 
