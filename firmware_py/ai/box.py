@@ -29,7 +29,7 @@ class Level:
 
 
 LEVELS = {
-    "easy": Level("easy", 60, 1.0, 1.0),
+    "easy": Level("easy", 300, 1.0, 0.5),
     "normal": Level("normal", 2000, 4.0, 0.0),
     "hard": Level("hard", None, 8.0, 0.0),
 }
