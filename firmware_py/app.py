@@ -18,6 +18,7 @@ from .hw.sensor_link import SensorLink
 from .service import Service
 
 LOG = logging.getLogger(__name__)
+SIGNAL_POLL_S = 0.5   #: the longest a SIGTERM/SIGINT taken by another thread waits to be handled
 
 
 @dataclass
@@ -116,7 +117,10 @@ def run_forever(cfg: dict) -> int:
     # start-up problems were logged where found (the part builder, Service._problem)
     companion = start_companion(cfg, notifier=notifier)
     LOG.info("companion running; journal in %s", companion.service.folder)
-    done.wait()
+    # a bounded wait: the kernel may hand the signal to any thread, and then only the main
+    # thread's next wake-up runs the handler (a wait without a timeout could sleep forever)
+    while not done.wait(SIGNAL_POLL_S):
+        pass
     notifier.stopping("shutting down")
     companion.close()
     return 0

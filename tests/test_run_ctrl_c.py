@@ -10,10 +10,22 @@ import sys
 import threading
 import time
 
+import pytest
 from PIL import Image
 
 
-def _start(tmp_path, capture: str = "") -> tuple[subprocess.Popen, list[str]]:
+@pytest.fixture
+def started():
+    """Every `run` process a test starts; any still running at the end is killed."""
+    procs: list[subprocess.Popen] = []
+    yield procs
+    for proc in procs:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _start(tmp_path, started, capture: str = "") -> tuple[subprocess.Popen, list[str]]:
     """`run` in its own process group (as a terminal runs a foreground command); returns the
     process and a list its stderr lines are collected into."""
     config = tmp_path / "config.toml"
@@ -22,6 +34,7 @@ def _start(tmp_path, capture: str = "") -> tuple[subprocess.Popen, list[str]]:
     proc = subprocess.Popen([sys.executable, "-m", "firmware_py.cli", "run", "--config", str(config)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
+    started.append(proc)
     lines: list[str] = []
     threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True).start()
     return proc, lines
@@ -44,13 +57,13 @@ def _ctrl_c(proc: subprocess.Popen) -> int:
             proc.kill()
 
 
-def test_ctrl_c_stops_cleanly_with_outputs_off_and_every_frame_kept(tmp_path):
+def test_ctrl_c_stops_cleanly_with_outputs_off_and_every_frame_kept(tmp_path, started):
     capture = tmp_path / "frames"
-    proc, lines = _start(tmp_path, str(capture))
+    proc, lines = _start(tmp_path, started, str(capture))
     _wait_for(lines, "companion running")
     time.sleep(1.0)                              # the sensor link is up and beating
     assert _ctrl_c(proc) == 0
-    time.sleep(0.2)
+    _wait_for(lines, "shutting down")
     text = "".join(lines)
     assert "Traceback" not in text and "KeyboardInterrupt" not in text, text
     assert text.count("shutting down") == 1, text
@@ -65,25 +78,39 @@ def test_ctrl_c_stops_cleanly_with_outputs_off_and_every_frame_kept(tmp_path):
     assert (capture / "oled.gif").exists()
 
 
-def test_ctrl_c_during_start_up_stops_without_a_traceback(tmp_path):
-    proc, lines = _start(tmp_path, str(tmp_path / "frames"))
+def test_ctrl_c_during_start_up_stops_without_a_traceback(tmp_path, started):
+    proc, lines = _start(tmp_path, started, str(tmp_path / "frames"))
     _wait_for(lines, "keeping every OLED and LED frame")     # logged while starting
     assert _ctrl_c(proc) == 0
-    time.sleep(0.2)
+    _wait_for(lines, "shutting down")
     assert "Traceback" not in "".join(lines), lines
 
 
-def test_each_start_up_problem_and_the_shutdown_are_logged_once(tmp_path):
+def test_each_start_up_problem_and_the_shutdown_are_logged_once(tmp_path, started):
     journal = tmp_path / "journal"
     journal.mkdir()
     (journal / "journal.jsonl").write_bytes(b'{"not": "an entry"\n')
-    proc, lines = _start(tmp_path)
+    proc, lines = _start(tmp_path, started)
     _wait_for(lines, "companion running")
     os.kill(proc.pid, signal.SIGTERM)
     os.kill(proc.pid, signal.SIGINT)                 # an impatient second stop
     assert proc.wait(timeout=20) == 0
-    time.sleep(0.2)
+    _wait_for(lines, "shutting down")
     warnings = [line for line in lines if line.startswith("WARNING")]
     assert any("journal.jsonl" in line for line in warnings), lines
     assert len(warnings) == len(set(warnings)), warnings
     assert sum("shutting down" in line for line in lines) == 1, lines
+
+
+def test_a_sigterm_taken_by_another_thread_still_stops_the_service(tmp_path, started):
+    """The kernel hands a process's signal to any of its threads; when one other than the
+    main thread takes SIGTERM, the service must still stop (and not wait for SIGKILL)."""
+    import ctypes
+    proc, lines = _start(tmp_path, started)
+    _wait_for(lines, "companion running")
+    others = [int(t) for t in os.listdir(f"/proc/{proc.pid}/task") if int(t) != proc.pid]
+    assert others                                # the loop, the outputs, the sensor link...
+    assert ctypes.CDLL(None, use_errno=True).tgkill(proc.pid, others[-1], signal.SIGTERM) == 0
+    assert proc.wait(timeout=20) == 0
+    _wait_for(lines, "shutting down")
+    assert sum("shutting down" in line for line in lines) == 1
