@@ -20,6 +20,7 @@ from .hw.sensor_link import SensorLink
 from .service import Service
 
 LOG = logging.getLogger(__name__)
+SIGNAL_POLL_S = 0.5   #: the longest a SIGTERM/SIGINT taken by another thread waits to be handled
 
 
 @dataclass
@@ -29,15 +30,20 @@ class Companion:
     service: Service
     parts: Parts
     link: SensorLink | None
+    capture: object = None     #: a ``sim.capture.Capture`` when ``sim.capture_dir`` is set
     feed: FeedPublisher | None = None
     control: ControlListener | None = None
 
     def close(self) -> None:
-        """Stop the loop, then the sensor link, then outputs off and pins released, then the feed."""
+        """Stop the loop, then the sensor link, then outputs off and pins released; then
+        the frame capture (if any) is flushed, its last frames being the outputs off; then
+        the live feed stops."""
         self.service.stop()
         if self.link is not None:
             self.link.stop()
         self.parts.close()
+        if self.capture is not None:
+            self.capture.close()
         if self.control is not None:
             self.control.close()
         if self.feed is not None:
@@ -50,14 +56,21 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
                     feed: str | Path | None = None, names: str | Path | None = None) -> Companion:
     """Build every part from ``cfg``, resume the journal and start the loop and sensor link.
 
-    ``feed``: publish the live feed into this folder (see :mod:`.feed`), or None;
-    ``names``: the file of player names offered at setup (``companion.names``), or None."""
+    With the sim backend and ``sim.capture_dir`` set, every OLED frame (PNG) and LED
+    frame (JSON lines) also goes to that folder (see ``sim.capture.Capture``), besides
+    the ``on_oled_frame``/``on_led_frame`` hooks given. ``feed``: publish the live feed
+    into this folder (see :mod:`.feed`), or None; ``names``: the file of player names
+    offered at setup (``companion.names``), or None."""
     folder = Path(folder) if folder else state_dir(cfg)
     holder: dict = {}
 
     def _post(event):
         holder["service"].post(event)
 
+    capture = _capture(cfg)
+    if capture is not None:
+        on_oled_frame = _both(capture.oled, on_oled_frame)
+        on_led_frame = _both(capture.leds, on_led_frame)
     parts = build_parts(cfg, _post, clock, on_oled_frame=on_oled_frame, on_led_frame=on_led_frame)
     publisher = FeedPublisher(feed) if feed is not None else None
     service = Service(cfg, parts, folder, clock=clock, deal=deal, notifier=notifier, feed=publisher)
@@ -76,7 +89,7 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
             control = ControlListener(feed, service.post)
         except OSError as exc:
             LOG.warning("no control socket in %s (%s): the web page cannot show a PIN", feed, exc)
-    return Companion(service, parts, link, publisher, control)
+    return Companion(service, parts, link, capture, publisher, control)
 
 
 def names_path(cfg: dict) -> Path:
@@ -84,24 +97,57 @@ def names_path(cfg: dict) -> Path:
     return state_dir(cfg) / "names.json"
 
 
+def _capture(cfg: dict):
+    """A frame capture into ``sim.capture_dir`` (sim backend only; None when unset)."""
+    where = cfg["sim"]["capture_dir"]
+    if not where:
+        return None
+    if cfg[""]["backend"] != "sim":
+        LOG.warning("sim.capture_dir %s is used with the sim backend only; not capturing", where)
+        return None
+    from .sim.capture import Capture     # only when asked: keeps start-up imports small
+    try:
+        capture = Capture(Path(where).expanduser())
+    except OSError as exc:      # a bad folder costs the capture, never the game
+        LOG.warning("sim.capture_dir %s: cannot keep frames there (%s); not capturing", where, exc)
+        return None
+    LOG.info("keeping every OLED and LED frame in %s", where)
+    return capture
+
+
+def _both(first: Callable, second: Callable | None) -> Callable:
+    """A frame hook calling ``first`` then ``second`` (if any)."""
+    if second is None:
+        return first
+
+    def hook(frame):
+        first(frame)
+        second(frame)
+    return hook
+
+
 def run_forever(cfg: dict) -> int:
     """The ``run`` command: serve until SIGTERM/SIGINT, then shut down in order (design 6)."""
     from .hw.sdnotify import Notifier
     notifier = Notifier.from_environment()
-    companion = start_companion(cfg, notifier=notifier, feed=feed_dir(cfg),
-                                names=names_path(cfg))
     done = threading.Event()
 
     def _stop(signum, _frame):
-        LOG.info("signal %s: shutting down", signum)
+        if not done.is_set():       # a second Ctrl-C or SIGTERM: already on the way out
+            LOG.info("signal %s: shutting down", signum)
         done.set()
 
+    # before starting: a Ctrl-C while the journal loads stops in order, too
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
-    for problem in companion.service.problems:
-        LOG.warning("%s", problem)
+    # start-up problems were logged where found (the part builder, Service._problem)
+    companion = start_companion(cfg, notifier=notifier, feed=feed_dir(cfg),
+                                names=names_path(cfg))
     LOG.info("companion running; journal in %s", companion.service.folder)
-    done.wait()
+    # a bounded wait: the kernel may hand the signal to any thread, and then only the main
+    # thread's next wake-up runs the handler (a wait without a timeout could sleep forever)
+    while not done.wait(SIGNAL_POLL_S):
+        pass
     notifier.stopping("shutting down")
     companion.close()
     return 0
