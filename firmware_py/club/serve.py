@@ -1,0 +1,194 @@
+"""``patchwork-companion club serve``: the club's live scoreboard page.
+
+One process: a paho-mqtt subscriber (its own network thread) hands every
+message under ``patchwork/<club>/+/+`` to the asyncio loop, where the
+:class:`.board.Board` applies it; an aiohttp server shows the board and pushes
+each change to every open page by server-sent events (at most one push per
+``PUSH_S`` per page, always the newest board). Finished games are kept as
+record files in the results folder, so a restarted scoreboard keeps its
+standings.
+
+Routes: ``/`` the page, ``/api/board`` the board as JSON, ``/events`` the
+server-sent events, ``/results.csv`` and ``/records.jsonl`` the results.
+Everything is read-only; the page loads nothing from outside the scoreboard.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import time
+from importlib import resources
+from pathlib import Path
+
+import paho.mqtt.client as mqtt
+from aiohttp import web
+
+from . import topics
+from .board import Board, Finished
+from .bridge import ClubSettings
+
+LOG = logging.getLogger(__name__)
+PUSH_S = 0.05
+
+
+class Scoreboard:
+    """The scoreboard of ``settings.club`` (its broker, TLS and login as a box's);
+    ``results`` is the folder of finished records (created if missing)."""
+
+    def __init__(self, settings: ClubSettings, results: str | Path):
+        self.settings = settings
+        self.board = Board(settings.club)
+        self.results = Path(results)
+        self.results.mkdir(parents=True, exist_ok=True)
+        self.broker_error = ""
+        self.broker_online = False
+        self._changed: asyncio.Condition | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._load_results()
+
+    def _load_results(self) -> None:
+        for path in sorted(self.results.glob("*.json")):
+            try:
+                found = topics.parse_record(path.read_bytes())
+            except (OSError, topics.PayloadError) as exc:
+                LOG.warning("club serve: skipped %s: %s", path, exc)
+                continue
+            table = path.stem.split("--", 1)[0]
+            self.board.finished[found["game_id"]] = Finished(
+                table, found["game_id"], found["game"], tuple(found["players"]),
+                tuple(found["scores"]), found["winner"], found["record"])
+
+    # ----- MQTT side ------------------------------------------------------------------
+    def client(self) -> mqtt.Client:
+        """A paho client subscribed to the club, posting into the running loop."""
+        s = self.settings
+        # a persistent session: a broker that keeps sessions (Mosquitto's persistence)
+        # holds the events published while the scoreboard was away
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"patchwork-scoreboard-{s.club}",
+                             clean_session=False)
+        if s.username:
+            client.username_pw_set(s.username, s.password())
+        if s.tls:
+            client.tls_set(ca_certs=s.ca_file or None)
+        client.reconnect_delay_set(1, 5)
+
+        def on_connect(c, userdata, flags, rc, props):
+            if rc.is_failure:
+                self._post(self._broker, False, f"the broker refused the scoreboard: {rc}")
+                return
+            c.subscribe(topics.club_filter(s.club), qos=1)
+            self._post(self._broker, True, "")
+
+        client.on_connect = on_connect
+        client.on_disconnect = lambda c, u, f, rc, p: self._post(self._broker, False, f"lost the broker: {rc}")
+        client.on_message = lambda c, u, msg: self._post(self._message, msg.topic, bytes(msg.payload))
+        return client
+
+    def _post(self, fn, *args) -> None:
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(fn, *args)
+
+    def _broker(self, online: bool, error: str) -> None:
+        if error and error != self.broker_error:
+            LOG.warning("club serve: %s", error)
+        self.broker_online, self.broker_error = online, error
+        self._notify()
+
+    def _message(self, topic: str, payload: bytes) -> None:
+        before = len(self.board.finished)
+        if self.board.message(topic, payload, time.monotonic()):
+            if len(self.board.finished) != before or topic.endswith("/record"):
+                self._save_finished()
+            self._notify()
+
+    def _save_finished(self) -> None:
+        for game in self.board.finished.values():
+            path = self.results / f"{game.table}--{game.game_id}.json"
+            if game.record is None or path.exists():
+                continue
+            tmp = path.with_suffix(".tmp")
+            try:
+                tmp.write_text(json.dumps(game.record), "utf-8")
+                os.replace(tmp, path)
+            except OSError as exc:
+                LOG.error("club serve: cannot save %s: %s", path, exc)
+
+    def _notify(self) -> None:
+        if self._changed is not None:
+            asyncio.ensure_future(self._wake())
+
+    async def _wake(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    def snapshot(self) -> dict:
+        """The board plus the broker's status, JSON-ready."""
+        return {**self.board.snapshot(), "broker_online": self.broker_online,
+                "broker_error": self.broker_error}
+
+    # ----- HTTP side ------------------------------------------------------------------
+    def app(self) -> web.Application:
+        """The aiohttp application (read-only routes)."""
+        app = web.Application()
+        app.router.add_get("/", self._page)
+        app.router.add_get("/api/board", lambda r: web.json_response(self.snapshot()))
+        app.router.add_get("/events", self._events)
+        app.router.add_get("/results.csv", lambda r: web.Response(
+            text=self.board.results_csv(), content_type="text/csv",
+            headers={"Content-Disposition": "attachment; filename=club-results.csv"}))
+        app.router.add_get("/records.jsonl", lambda r: web.Response(
+            text=self.board.records_jsonl(), content_type="application/x-ndjson",
+            headers={"Content-Disposition": "attachment; filename=club-records.jsonl"}))
+        app.on_startup.append(self._on_startup)
+        return app
+
+    async def _on_startup(self, app) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._changed = asyncio.Condition()
+
+    async def _page(self, request) -> web.Response:
+        html = resources.files("firmware_py.club").joinpath("scoreboard.html").read_text("utf-8")
+        return web.Response(text=html, content_type="text/html")
+
+    async def _events(self, request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
+                                               "Cache-Control": "no-cache"})
+        await response.prepare(request)
+        sent = -1
+        while True:
+            snap = self.snapshot()
+            key = (snap["version"], snap["broker_online"])
+            if key != sent:
+                await response.write(f"data: {json.dumps(snap)}\n\n".encode())
+                sent = key
+                await asyncio.sleep(PUSH_S)
+                continue
+            async with self._changed:
+                try:
+                    await asyncio.wait_for(self._changed.wait(), 15)
+                except asyncio.TimeoutError:
+                    await response.write(b": keep-alive\n\n")
+
+
+def serve(settings: ClubSettings, results: str | Path, bind: str, port: int) -> int:
+    """Run the scoreboard until interrupted; returns the exit status (0)."""
+    board = Scoreboard(settings, results)
+    client = board.client()
+
+    async def start_mqtt(app):
+        client.connect_async(settings.host, settings.port, 5)
+        client.loop_start()
+
+    async def stop_mqtt(app):
+        client.disconnect()
+        client.loop_stop()
+
+    app = board.app()
+    app.on_startup.append(start_mqtt)
+    app.on_cleanup.append(stop_mqtt)
+    print(f"club scoreboard of {settings.club!r}: http://{bind}:{port}/ "
+          f"(broker {settings.host}:{settings.port})", flush=True)
+    web.run_app(app, host=bind, port=port, print=None, handle_signals=True)
+    return 0
