@@ -116,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("rest", nargs=argparse.REMAINDER)
     ins.set_defaults(func=_install)
 
+    from .commands import club
+    club.add_parser(sub)
+
     cf = sub.add_parser("config", help="check a config file or print the default one")
     cfs = cf.add_subparsers(dest="config_command", required=True)
     ck = cfs.add_parser("check", help="validate FILE and name each bad key with its allowed values")

@@ -120,7 +120,8 @@ class Board:
     # ----- views ------------------------------------------------------------------------
     def rows(self) -> list[dict]:
         """One row per table, by name: ``table``, ``online``, ``game``, ``turn``,
-        ``to_move`` (a name or ''), ``players`` ([name, score] twice), ``over``, ``winner``."""
+        ``to_move`` (a name or ''), ``players`` ([name, score] twice), ``over``, ``winner``,
+        ``events`` counted and ``ts`` (when the box accepted its last move, seconds since 1970)."""
         out = []
         for name in sorted(self.tables):
             t = self.tables[name]
@@ -132,7 +133,7 @@ class Board:
                         "to_move": players[to_move][0] if players and to_move is not None else "",
                         "winner": players[s["winner"]][0] if players and s.get("winner") is not None
                         and s.get("over") else "",
-                        "players": players, "events": t.events})
+                        "players": players, "events": t.events, "ts": s.get("ts", 0.0)})
         return out
 
     def standings(self) -> list[dict]:

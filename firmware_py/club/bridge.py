@@ -104,6 +104,7 @@ class ClubBridge:
         self._handed = 0                      # highest outbox seq handed to paho
         self._in_flight: dict[int, int] = {}  # paho mid -> outbox seq
         self._worker: threading.Thread | None = None
+        self._stopping = False
         self.client = self._client(client_id or f"patchwork-{settings.club}-{settings.table}")
 
     def _topic(self, kind: str) -> str:
@@ -137,6 +138,7 @@ class ClubBridge:
     def stop(self, timeout: float = 3.0) -> None:
         """Say ``offline`` (retained), disconnect and stop both threads; the outbox keeps
         whatever the broker has not acknowledged."""
+        self._stopping = True
         if self.connected:
             info = self.client.publish(self._topic("status"), b"offline", qos=1, retain=True)
             try:
@@ -182,7 +184,7 @@ class ClubBridge:
         self._pump()
 
     def _on_disconnect(self, rc) -> None:
-        if self.connected:
+        if self.connected and not self._stopping:
             LOG.warning("club: lost the broker (%s); events wait on disk", rc)
         self.connected = False
 

@@ -49,16 +49,8 @@ class Scoreboard:
         self._load_results()
 
     def _load_results(self) -> None:
-        for path in sorted(self.results.glob("*.json")):
-            try:
-                found = topics.parse_record(path.read_bytes())
-            except (OSError, topics.PayloadError) as exc:
-                LOG.warning("club serve: skipped %s: %s", path, exc)
-                continue
-            table = path.stem.split("--", 1)[0]
-            self.board.finished[found["game_id"]] = Finished(
-                table, found["game_id"], found["game"], tuple(found["players"]),
-                tuple(found["scores"]), found["winner"], found["record"])
+        for problem in load_results(self.board, self.results):
+            LOG.warning("club serve: %s", problem)
 
     # ----- MQTT side ------------------------------------------------------------------
     def client(self) -> mqtt.Client:
@@ -170,6 +162,23 @@ class Scoreboard:
                     await asyncio.wait_for(self._changed.wait(), 15)
                 except asyncio.TimeoutError:
                     await response.write(b": keep-alive\n\n")
+
+
+def load_results(board: Board, folder: str | Path) -> list[str]:
+    """Add the finished records kept in ``folder`` (``<table>--<game id>.json``) to
+    ``board``; returns a line per file skipped (unreadable or not a finished record)."""
+    problems = []
+    for path in sorted(Path(folder).glob("*.json")):
+        try:
+            found = topics.parse_record(path.read_bytes())
+        except (OSError, topics.PayloadError) as exc:
+            problems.append(f"skipped {path}: {exc}")
+            continue
+        table = path.stem.split("--", 1)[0]
+        board.finished[found["game_id"]] = Finished(
+            table, found["game_id"], found["game"], tuple(found["players"]),
+            tuple(found["scores"]), found["winner"], found["record"])
+    return problems
 
 
 def serve(settings: ClubSettings, results: str | Path, bind: str, port: int) -> int:
