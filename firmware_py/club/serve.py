@@ -199,5 +199,5 @@ def serve(settings: ClubSettings, results: str | Path, bind: str, port: int) -> 
     app.on_cleanup.append(stop_mqtt)
     print(f"club scoreboard of {settings.club!r}: http://{bind}:{port}/ "
           f"(broker {settings.host}:{settings.port})", flush=True)
-    web.run_app(app, host=bind, port=port, print=None, handle_signals=True)
+    web.run_app(app, host=bind, port=port, print=None, handle_signals=True, shutdown_timeout=1.0)
     return 0
