@@ -2,7 +2,9 @@
 
 - ``club serve``: the scoreboard page of every table of the club;
 - ``club simulate``: simulated boxes, to try a broker before the evening;
-- ``club export``: the scoreboard's finished games as JSON Lines or CSV.
+- ``club export``: the scoreboard's finished games as JSON Lines or CSV;
+- ``club bridge``: a box's bridge on its own (the web page's process runs the
+  same bridge when ``[club] enabled = true``).
 
 The broker, login and club id come from the config's ``[club]`` section.
 """
@@ -12,6 +14,7 @@ import argparse
 import logging
 import sys
 import tempfile
+import threading
 
 
 def add_parser(sub) -> None:
@@ -31,6 +34,9 @@ def add_parser(sub) -> None:
     si.add_argument("--seconds", type=float, help="stop after this long (default: until Ctrl-C)")
     si.add_argument("--prefix", default="sim", help="table names are PREFIX-01, PREFIX-02, ...")
     si.set_defaults(func=_simulate)
+    br = cls.add_parser("bridge", help="publish this box's table to the club broker (from the live feed)")
+    br.add_argument("--config", help="TOML config file with [club] and the feed folder")
+    br.set_defaults(func=_bridge)
     ex = cls.add_parser("export", help="print the finished games a scoreboard kept")
     ex.add_argument("--results", default="club-results", help="the scoreboard's results folder")
     ex.add_argument("--format", choices=("jsonl", "csv"), default="csv")
@@ -88,4 +94,29 @@ def _export(args) -> int:
     for problem in problems:
         print(f"club export: {problem}", file=sys.stderr)
     sys.stdout.write(board.records_jsonl() if args.format == "jsonl" else board.results_csv())
+    return 0
+
+
+def _bridge(args) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    settings = _settings(args.config)
+    if settings is None:
+        return 2
+    from ..club.bridge import ClubBridge
+    from ..club.feedlink import FeedLink
+    from ..config import load_config, state_dir
+    from ..feed import feed_dir
+    cfg = load_config(args.config) if args.config else load_config(None)
+    folder = feed_dir(cfg)
+    bridge = ClubBridge(settings, state_dir(cfg) / "club-outbox.sqlite").start()
+    link = FeedLink(folder, bridge)
+    print(f"club bridge: table {settings.table!r} of club {settings.club!r} -> "
+          f"{settings.host}:{settings.port}, reading the live feed in {folder}", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        link.close()
+        bridge.stop()
     return 0
