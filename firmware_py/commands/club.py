@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 import tempfile
 import threading
@@ -112,8 +113,10 @@ def _bridge(args) -> int:
     link = FeedLink(folder, bridge)
     print(f"club bridge: table {settings.table!r} of club {settings.club!r} -> "
           f"{settings.host}:{settings.port}, reading the live feed in {folder}", flush=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())     # systemctl stop: say offline, then go
     try:
-        threading.Event().wait()
+        stop.wait()
     except KeyboardInterrupt:
         pass
     finally:
