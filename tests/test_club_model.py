@@ -124,3 +124,65 @@ def test_topic_names():
     with pytest.raises(ValueError):
         topics.topic("tuesday", "t7", "chat")
     assert topics.club_filter("tuesday") == "patchwork/tuesday/+/+"
+
+
+def _record_bytes(game: SimGame, game_id: str, result=None) -> bytes:
+    record = game.offer().record
+    return dumps_record(GameRecord(record.game, record.time_board, record.players, record.circle,
+                                   record.moves, None, result, {"game_id": game_id})).encode()
+
+
+def _finished_game(seed: int) -> SimGame:
+    game = SimGame(seed, ("Ann", "Bob"))
+    while game.step():
+        pass
+    return game
+
+
+def test_a_record_that_replays_but_lies_in_its_result_is_rejected():
+    board = Board("c")
+    game = _finished_game(21)
+    final = state_of(game.offer())
+    truth = [p["score"] for p in final["players"]]
+    lie = {"scores": [truth[0] + 30, truth[1]], "winner": 0}
+    assert _msg(board, "record", _record_bytes(game, "g21", lie)) is True
+    assert board.rejected == 1 and "not what its moves give" in board.last_rejection
+    assert board.finished == {}
+    _msg(board, "record", _record_bytes(game, "g21", {"scores": truth, "winner": final["winner"]}))
+    assert board.finished["g21"].scores == tuple(truth)
+
+
+def test_a_record_cannot_take_over_a_game_another_table_finished():
+    board = Board("c")
+    _msg(board, "record", _record_bytes(_finished_game(22), "g22"), table="t1")
+    honest = board.finished["g22"]
+    _msg(board, "record", _record_bytes(_finished_game(23), "g22"), table="t9")
+    assert board.rejected == 1 and "finished at table t1" in board.last_rejection
+    assert board.finished["g22"] == honest
+
+
+def test_an_undo_of_the_last_move_takes_the_game_out_of_the_standings():
+    board = Board("c")
+    base = {"game_id": "g1", "player": None, "ts": 1.0}
+    _msg(board, "event", {**base, "seq": 1, "turn": 1, "kind": "end", "scores": [10, 3], "winner": 0})
+    assert board.finished["g1"].winner == 0 and board.standings()
+    _msg(board, "event", {**base, "seq": 2, "turn": 0, "kind": "undo", "scores": [0, 0]})
+    assert board.finished == {} and board.standings() == []
+    _msg(board, "event", {**base, "seq": 3, "turn": 1, "kind": "turn", "scores": [2, 9]})
+    _msg(board, "event", {**base, "seq": 4, "turn": 1, "kind": "end", "scores": [2, 9], "winner": 1})
+    assert board.finished["g1"].winner == 1 and board.finished["g1"].scores == (2, 9)
+
+
+def test_memory_is_bounded_against_a_flood_of_tables_and_games(monkeypatch):
+    from firmware_py.club import board as board_module
+    monkeypatch.setattr(board_module, "MAX_TABLES", 5)
+    board = Board("c")
+    for i in range(8):
+        _msg(board, "status", b"online", table=f"t{i}")
+    assert len(board.tables) == 5 and board.rejected == 3
+    assert "already shows 5 tables" in board.last_rejection
+    event = {"seq": 1, "turn": 1, "kind": "turn", "player": 0, "scores": [0, 0], "ts": 1.0}
+    for i in range(50):
+        _msg(board, "event", {**event, "game_id": f"g{i}"}, table="t0")
+    assert len(board.tables["t0"].seen) == board_module.SEEN_GAMES
+    assert _msg(board, "event", {**event, "game_id": "g49"}, table="t0") is False

@@ -3,9 +3,12 @@
 It is fed every message under ``patchwork/<club>/+/+`` and keeps, per table,
 the latest state, whether the box is online, the events counted (each
 ``(game_id, seq)`` once, whatever the broker repeats), and the finished games
-(each game id once). A message it cannot use is counted in ``rejected`` with
-the reason and changes nothing. The standings of a tournament round rank the
-player names by wins, then by the sum of their score differences.
+(each game id once, owned by the table that finished it; an undo of a game's
+last move takes it out of the finished games until it ends again). A message it
+cannot use is counted in ``rejected`` with the reason and changes nothing. The
+standings of a tournament round rank the player names by wins, then by the sum
+of their score differences. Memory is bounded: at most :data:`MAX_TABLES`
+tables, and per table the events of its last :data:`SEEN_GAMES` games.
 """
 from __future__ import annotations
 
@@ -17,19 +20,22 @@ from dataclasses import dataclass, field
 from . import topics
 from .topics import PayloadError
 
+MAX_TABLES = 1000        # a club of 10 to 100 tables; more is a hostile or broken publisher
+SEEN_GAMES = 8           # per table, the games whose event numbers are remembered
+
 
 @dataclass
 class Table:
     """One box: ``name``, ``online`` (bool), ``state`` (the last state dict or {}),
     ``last_seen`` (scoreboard clock, seconds), ``events`` counted, ``seen``
-    (the ``(game_id, seq)`` pairs already counted)."""
+    (game id -> the event numbers already counted, the last :data:`SEEN_GAMES` games)."""
 
     name: str
     online: bool = False
     state: dict = field(default_factory=dict)
     last_seen: float = 0.0
     events: int = 0
-    seen: set = field(default_factory=set)
+    seen: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -89,26 +95,38 @@ class Board:
             return self._event(self._table(name, now), topics.parse_event(payload))
         found = topics.parse_record(payload)
         old = self.finished.get(found["game_id"])
+        if old is not None and old.table != name:
+            raise PayloadError(f"record: game {found['game_id'][:64]!r} was finished at table "
+                               f"{old.table}, not {name}")
         self.finished[found["game_id"]] = Finished(
             name, found["game_id"], found["game"], tuple(found["players"]), tuple(found["scores"]),
             found["winner"], found["record"])
         self._table(name, now)
-        return old is None or old.record is None
+        return old is None or old.record != found["record"]
 
     def _table(self, name: str, now: float) -> Table:
         table = self.tables.get(name)
         if table is None:
+            if len(self.tables) >= MAX_TABLES:
+                raise PayloadError(f"table {name}: the scoreboard already shows {MAX_TABLES} tables")
             table = self.tables[name] = Table(name)
         table.last_seen = now
         return table
 
     def _event(self, table: Table, event: dict) -> bool:
-        key = (event["game_id"], event["seq"])
-        if key in table.seen:
+        seqs = table.seen.get(event["game_id"])
+        if seqs is None:
+            seqs = table.seen[event["game_id"]] = set()
+            while len(table.seen) > SEEN_GAMES:
+                del table.seen[next(iter(table.seen))]
+        if event["seq"] in seqs:
             return False
-        table.seen.add(key)
+        seqs.add(event["seq"])
         table.events += 1
-        if event["kind"] == "end" and event["game_id"] not in self.finished:
+        done = self.finished.get(event["game_id"])
+        if event["kind"] == "undo" and done is not None and done.table == table.name:
+            del self.finished[event["game_id"]]         # the last move was taken back
+        if event["kind"] == "end" and done is None:
             names = tuple(p["name"] for p in table.state.get("players", ())) or ("?", "?")
             if table.state.get("game_id") != event["game_id"]:
                 names = ("?", "?")

@@ -233,7 +233,8 @@ def parse_record(payload: bytes) -> dict:
 
     Returns ``{"record": dict, "game_id": str, "scores": [a, b], "winner": 0|1,
     "players": [name, name], "game": str}``; raises PayloadError when it is not
-    JSON, not a valid record, or not a finished game."""
+    JSON, not a valid record, not a finished game, or when its ``result`` is not
+    what its moves give."""
     from ..rules import RecordError, parse_record as parse, replay
     data = _obj(load_json(payload, MAX_RECORD), "record")
     try:
@@ -243,6 +244,11 @@ def parse_record(payload: bytes) -> dict:
         raise PayloadError(f"record: {str(exc)[:120]}") from None
     if not state.over:
         raise PayloadError("record: the game has not ended")
+    claimed = data.get("result")
+    if claimed is not None and (claimed.get("scores") != list(final.scores)
+                                or claimed.get("winner") != final.winner):
+        raise PayloadError(f"record: its result {claimed} is not what its moves give "
+                           f"(scores {list(final.scores)}, winner {final.winner})")
     meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
     game_id = meta.get("game_id")
     if not isinstance(game_id, str) or not 0 < len(game_id) <= 64:
