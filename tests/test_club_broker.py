@@ -235,3 +235,19 @@ def test_the_broker_restarts_and_nothing_is_lost(tmp_path):
         proc.kill()
         broker.kill()
         watcher.close()
+
+
+def test_a_broker_that_does_not_answer_is_a_clear_error_and_turns_wait(tmp_path):
+    from mqtt_broker import free_port
+    from firmware_py.club.bridge import ClubSettings
+    nobody = free_port()
+    bridge = ClubBridge(ClubSettings("127.0.0.1", nobody, "club1", "t1"), tmp_path / "out.sqlite").start()
+    try:
+        _play(bridge, SimGame(6, ("Ann", "Bob")), 3)
+        deadline = time.monotonic() + 10
+        while (not bridge.error or len(bridge.outbox) < 3) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert f"cannot reach the broker at 127.0.0.1:{nobody}" in bridge.error
+        assert not bridge.connected and len(bridge.outbox) == 3
+    finally:
+        bridge.stop()

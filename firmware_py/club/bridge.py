@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import sqlite3
 import ssl
 import threading
 from dataclasses import dataclass
@@ -74,7 +75,7 @@ class ClubSettings:
         if not self.password_file:
             raise ClubError("club.password_file: a user name needs a password file")
         try:
-            line = Path(self.password_file).read_text("utf-8").splitlines()[:1]
+            line = Path(self.password_file).expanduser().read_text("utf-8").splitlines()[:1]
         except (OSError, UnicodeDecodeError) as exc:
             raise ClubError(f"club.password_file: cannot read {self.password_file}: "
                             f"{exc.strerror if isinstance(exc, OSError) else exc}") from None
@@ -82,20 +83,45 @@ class ClubSettings:
             raise ClubError(f"club.password_file: {self.password_file} is empty")
         return line[0]
 
+    def login(self, client: mqtt.Client) -> None:
+        """Give ``client`` the user name, password and TLS settings.
+
+        Raises :class:`ClubError` for an unreadable password file or a CA file that
+        cannot be loaded."""
+        if self.username:
+            client.username_pw_set(self.username, self.password())
+        if self.tls:
+            ca_file = str(Path(self.ca_file).expanduser()) if self.ca_file else None
+            try:
+                client.tls_set(ca_certs=ca_file, cert_reqs=ssl.CERT_REQUIRED)
+            except (OSError, ValueError) as exc:
+                raise ClubError(f"club.ca_file: cannot load {self.ca_file or 'the system CAs'}: "
+                                f"{getattr(exc, 'strerror', None) or exc}") from None
+
+    def unreachable(self) -> str:
+        """The words for a broker that does not answer at all."""
+        return (f"cannot reach the broker at {self.host}:{self.port} (is it running, and are "
+                f"club.host and club.port right?); retrying")
+
 
 class ClubBridge:
     """Publishes one box's table; ``outbox`` is the path of its on-disk queue.
 
     ``start()`` returns at once (the broker may be away: paho retries every 1-5 s);
     ``offer()`` may be called from any thread; ``stop()`` says ``offline`` and
-    disconnects. ``error`` holds the broker's last refusal in words (e.g. a wrong
-    password), ``connected`` whether the broker is reachable now.
-    Raises :class:`ClubError` at construction for an unreadable password file.
+    disconnects. ``error`` holds, in words, why the broker is not reached (a wrong
+    password, nothing listening at host:port), '' once connected; ``connected`` whether the broker is reachable now.
+    Raises :class:`ClubError` at construction for an unreadable password file or an
+    outbox that cannot be created or written (a read-only folder, a full disk).
     """
 
     def __init__(self, settings: ClubSettings, outbox: str | Path, client_id: str | None = None):
         self.settings = settings
-        self.outbox = Outbox(outbox)
+        try:
+            self.outbox = Outbox(outbox)
+        except (OSError, sqlite3.Error) as exc:
+            raise ClubError(f"club outbox: cannot keep the queue of unsent turns in {outbox}: "
+                            f"{getattr(exc, 'strerror', None) or exc}") from None
         self.connected = False
         self.error = ""
         self.published = 0
@@ -113,16 +139,13 @@ class ClubBridge:
     def _client(self, client_id: str) -> mqtt.Client:
         s = self.settings
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id)
-        password = s.password()
-        if s.username:
-            client.username_pw_set(s.username, password)
-        if s.tls:
-            client.tls_set(ca_certs=s.ca_file or None, cert_reqs=ssl.CERT_REQUIRED)
+        s.login(client)
         client.will_set(self._topic("status"), b"offline", qos=1, retain=True)
         client.reconnect_delay_set(min_delay=1, max_delay=5)
         client.max_queued_messages_set(0)
         client.on_connect = lambda c, u, flags, rc, props: self._jobs.put(("connect", rc))
         client.on_disconnect = lambda c, u, flags, rc, props: self._jobs.put(("disconnect", rc))
+        client.on_connect_fail = lambda c, u: self._jobs.put(("unreachable", None))
         client.on_publish = lambda c, u, mid, rc, props: self._jobs.put(("ack", mid))
         return client
 
@@ -182,6 +205,12 @@ class ClubBridge:
         if self._state is not None:
             self.client.publish(self._topic("state"), self._state, qos=1, retain=True)
         self._pump()
+
+    def _on_unreachable(self, _) -> None:
+        words = self.settings.unreachable()
+        if words != self.error:
+            LOG.error("club: %s", words)
+        self.connected, self.error = False, words
 
     def _on_disconnect(self, rc) -> None:
         if self.connected and not self._stopping:

@@ -11,9 +11,13 @@ state is offered again, and an undo is seen as one.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
+import time
 from pathlib import Path
+
+LOG = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS outbox (
@@ -34,17 +38,47 @@ class Outbox:
     """A durable FIFO of ``(seq, topic, payload)`` rows in ``path`` (SQLite).
 
     Thread-safe: the feed thread adds, the MQTT network thread removes.
-    Raises ``sqlite3.Error`` (an ``Exception``) when the file cannot be opened.
+    A file that is not an SQLite database (a damaged SD card) is moved aside to
+    ``<name>.damaged-<unix time>`` (kept, with its ``-wal``/``-shm``) and a new queue
+    is started. Raises ``OSError`` or ``sqlite3.Error`` when the folder or file
+    cannot be created, opened or written.
     """
 
     def __init__(self, path: str | Path):
-        self.path = Path(path)
+        self.path = Path(path).expanduser()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(_SCHEMA)
+        try:
+            self._db = self._open()
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError):
+                raise
+            aside = self._move_aside()
+            LOG.warning("club outbox %s is damaged (%s); kept as %s, starting a new queue",
+                        self.path, exc, aside)
+            self._db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.executescript(_SCHEMA)
+            db.execute("BEGIN IMMEDIATE")        # the file must be writable, not only readable
+            db.execute("ROLLBACK")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _move_aside(self) -> Path:
+        aside = self.path.with_name(f"{self.path.name}.damaged-{int(time.time())}")
+        for suffix in ("-wal", "-shm"):
+            side = self.path.with_name(self.path.name + suffix)
+            if side.exists():
+                side.replace(aside.with_name(aside.name + suffix))
+        self.path.replace(aside)
+        return aside
 
     def progress(self, game_id: str) -> tuple[int, list, bool]:
         """``(last event number, moves queued, end queued)`` for ``game_id``;

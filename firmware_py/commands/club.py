@@ -52,7 +52,8 @@ def _settings(path: str | None):
         return None
     settings = ClubSettings.from_config(cfg)
     try:
-        settings.password()
+        import paho.mqtt.client as mqtt
+        settings.login(mqtt.Client(mqtt.CallbackAPIVersion.VERSION2))   # password and CA file
     except ClubError as exc:
         print(f"{path or 'default config'}: {exc}", file=sys.stderr)
         return None
@@ -64,9 +65,13 @@ def _serve(args) -> int:
     settings = _settings(args.config)
     if settings is None:
         return 2
+    from ..club.bridge import ClubError
     from ..club.serve import serve
     try:
         return serve(settings, args.results, args.bind, args.port)
+    except ClubError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     except OSError as exc:
         print(f"club serve: cannot serve on {args.bind}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 2
@@ -103,13 +108,17 @@ def _bridge(args) -> int:
     settings = _settings(args.config)
     if settings is None:
         return 2
-    from ..club.bridge import ClubBridge
+    from ..club.bridge import ClubBridge, ClubError
     from ..club.feedlink import FeedLink
     from ..config import load_config, state_dir
     from ..feed import feed_dir
     cfg = load_config(args.config) if args.config else load_config(None)
     folder = feed_dir(cfg)
-    bridge = ClubBridge(settings, state_dir(cfg) / "club-outbox.sqlite").start()
+    try:
+        bridge = ClubBridge(settings, state_dir(cfg) / "club-outbox.sqlite").start()
+    except ClubError as exc:
+        print(f"club bridge: {exc}", file=sys.stderr)
+        return 2
     link = FeedLink(folder, bridge)
     print(f"club bridge: table {settings.table!r} of club {settings.club!r} -> "
           f"{settings.host}:{settings.port}, reading the live feed in {folder}", flush=True)
