@@ -79,6 +79,13 @@ class Board:
             self.version += 1
         return changed
 
+    def all_offline(self) -> None:
+        """Mark every table offline (the scoreboard reconnected: each box's retained
+        ``status`` comes again, and a box that died meanwhile has none ``online``)."""
+        for table in self.tables.values():
+            table.online = False
+        self.version += 1
+
     def _apply(self, topic: str, payload: bytes, now: float) -> bool:
         name, kind = topics.split_topic(topic, self.club)
         if kind == "status":

@@ -4,7 +4,9 @@ One process: a paho-mqtt subscriber (its own network thread) hands every
 message under ``patchwork/<club>/+/+`` to the asyncio loop, where the
 :class:`.board.Board` applies it; an aiohttp server shows the board and pushes
 each change to every open page by server-sent events (at most one push per
-``PUSH_S`` per page, always the newest board). Finished games are kept as
+``PUSH_S`` per page, always the newest board, encoded once for all pages; a
+page that takes no data for ``WRITE_S`` seconds is dropped, so it holds at
+most one board in memory and never slows the others). Finished games are kept as
 record files in the results folder, so a restarted scoreboard keeps its
 standings.
 
@@ -27,24 +29,32 @@ from aiohttp import web
 
 from . import topics
 from .board import Board, Finished
-from .bridge import ClubSettings
+from .bridge import ClubError, ClubSettings
 
 LOG = logging.getLogger(__name__)
-PUSH_S = 0.05
+PUSH_S = 0.05           # seconds between two pushes to one page, at least
+KEEPALIVE_S = 15.0      # a comment line after this long without a change
+WRITE_S = 10.0          # a page that cannot take a push for this long is dropped
 
 
 class Scoreboard:
     """The scoreboard of ``settings.club`` (its broker, TLS and login as a box's);
-    ``results`` is the folder of finished records (created if missing)."""
+    ``results`` is the folder of finished records (created if missing).
+    Raises :class:`.bridge.ClubError` when that folder cannot be created."""
 
     def __init__(self, settings: ClubSettings, results: str | Path):
         self.settings = settings
         self.board = Board(settings.club)
-        self.results = Path(results)
-        self.results.mkdir(parents=True, exist_ok=True)
+        self.results = Path(results).expanduser()
+        try:
+            self.results.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ClubError(f"club serve: cannot keep the results in {self.results}: "
+                            f"{exc.strerror or exc}") from None
         self.broker_error = ""
         self.broker_online = False
         self._changed: asyncio.Condition | None = None
+        self._encoded: tuple[tuple, bytes] = ((), b"")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._load_results()
 
@@ -60,21 +70,23 @@ class Scoreboard:
         # holds the events published while the scoreboard was away
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"patchwork-scoreboard-{s.club}",
                              clean_session=False)
-        if s.username:
-            client.username_pw_set(s.username, s.password())
-        if s.tls:
-            client.tls_set(ca_certs=s.ca_file or None)
+        s.login(client)
         client.reconnect_delay_set(1, 5)
 
         def on_connect(c, userdata, flags, rc, props):
             if rc.is_failure:
-                self._post(self._broker, False, f"the broker refused the scoreboard: {rc}")
+                self._post(self._broker, False, f"the broker at {s.host}:{s.port} refused the "
+                                                f"scoreboard: {rc}")
                 return
+            # a box that died while the broker was away left no last will: every table is
+            # offline until the broker's retained status (sent again on subscribing) says online
+            self._post(self._reconnected)
             c.subscribe(topics.club_filter(s.club), qos=1)
             self._post(self._broker, True, "")
 
         client.on_connect = on_connect
-        client.on_disconnect = lambda c, u, f, rc, p: self._post(self._broker, False, f"lost the broker: {rc}")
+        client.on_disconnect = lambda c, u, f, rc, p: self._post(self._lost, f"lost the broker: {rc}")
+        client.on_connect_fail = lambda c, u: self._post(self._broker, False, s.unreachable())
         client.on_message = lambda c, u, msg: self._post(self._message, msg.topic, bytes(msg.payload))
         return client
 
@@ -86,6 +98,14 @@ class Scoreboard:
         if error and error != self.broker_error:
             LOG.warning("club serve: %s", error)
         self.broker_online, self.broker_error = online, error
+        self._notify()
+
+    def _lost(self, words: str) -> None:
+        if self.broker_online:               # after a refusal, the refusal stays the reason
+            self._broker(False, words)
+
+    def _reconnected(self) -> None:
+        self.board.all_offline()
         self._notify()
 
     def _message(self, topic: str, payload: bytes) -> None:
@@ -125,14 +145,10 @@ class Scoreboard:
         """The aiohttp application (read-only routes)."""
         app = web.Application()
         app.router.add_get("/", self._page)
-        app.router.add_get("/api/board", lambda r: web.json_response(self.snapshot()))
+        app.router.add_get("/api/board", self._api_board)
         app.router.add_get("/events", self._events)
-        app.router.add_get("/results.csv", lambda r: web.Response(
-            text=self.board.results_csv(), content_type="text/csv",
-            headers={"Content-Disposition": "attachment; filename=club-results.csv"}))
-        app.router.add_get("/records.jsonl", lambda r: web.Response(
-            text=self.board.records_jsonl(), content_type="application/x-ndjson",
-            headers={"Content-Disposition": "attachment; filename=club-records.jsonl"}))
+        app.router.add_get("/results.csv", self._results_csv)
+        app.router.add_get("/records.jsonl", self._records_jsonl)
         app.on_startup.append(self._on_startup)
         return app
 
@@ -140,28 +156,55 @@ class Scoreboard:
         self._loop = asyncio.get_running_loop()
         self._changed = asyncio.Condition()
 
+    async def _api_board(self, request) -> web.Response:
+        return web.json_response(self.snapshot())
+
+    async def _results_csv(self, request) -> web.Response:
+        return web.Response(text=self.board.results_csv(), content_type="text/csv",
+                            headers={"Content-Disposition": "attachment; filename=club-results.csv"})
+
+    async def _records_jsonl(self, request) -> web.Response:
+        return web.Response(text=self.board.records_jsonl(), content_type="application/x-ndjson",
+                            headers={"Content-Disposition": "attachment; filename=club-records.jsonl"})
+
     async def _page(self, request) -> web.Response:
         html = resources.files("firmware_py.club").joinpath("scoreboard.html").read_text("utf-8")
         return web.Response(text=html, content_type="text/html")
+
+    def _event_data(self) -> tuple[tuple, bytes]:
+        """``(key, bytes)`` of the newest board as one server-sent event, encoded once
+        per change however many pages are open."""
+        key = (self.board.version, self.broker_online, self.broker_error)
+        if key != self._encoded[0]:
+            self._encoded = (key, f"data: {json.dumps(self.snapshot())}\n\n".encode())
+        return self._encoded
 
     async def _events(self, request) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                                "Cache-Control": "no-cache"})
         await response.prepare(request)
-        sent = -1
-        while True:
-            snap = self.snapshot()
-            key = (snap["version"], snap["broker_online"])
-            if key != sent:
-                await response.write(f"data: {json.dumps(snap)}\n\n".encode())
-                sent = key
-                await asyncio.sleep(PUSH_S)
-                continue
-            async with self._changed:
-                try:
-                    await asyncio.wait_for(self._changed.wait(), 15)
-                except asyncio.TimeoutError:
-                    await response.write(b": keep-alive\n\n")
+        sent: tuple = ()
+        try:
+            while True:
+                key, data = self._event_data()
+                if key != sent:
+                    await asyncio.wait_for(response.write(data), WRITE_S)
+                    sent = key
+                    await asyncio.sleep(PUSH_S)
+                    continue
+                async with self._changed:          # never write while holding it
+                    try:
+                        await asyncio.wait_for(self._changed.wait(), KEEPALIVE_S)
+                        continue
+                    except asyncio.TimeoutError:
+                        pass
+                await asyncio.wait_for(response.write(b": keep-alive\n\n"), WRITE_S)
+        except asyncio.TimeoutError:
+            LOG.info("club serve: dropped a page at %s that took no data for %.0f s",
+                     request.remote, WRITE_S)
+        except ConnectionError:
+            pass                                   # the page was closed
+        return response
 
 
 def load_results(board: Board, folder: str | Path) -> list[str]:
