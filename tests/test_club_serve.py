@@ -217,3 +217,41 @@ def test_a_box_that_died_while_the_broker_was_away_is_offline_after_it_returns(b
     finally:
         client.loop_stop()
         running.close()
+
+
+def _record(seed: int, game_id: str) -> bytes:
+    from firmware_py.club.simboxes import SimGame
+    from firmware_py.rules import GameRecord, dumps_record
+    game = SimGame(seed, ("Ann", "Bob"))
+    while game.step():
+        pass
+    r = game.offer().record
+    return dumps_record(GameRecord(r.game, r.time_board, r.players, r.circle, r.moves, None, None,
+                                   {"game_id": game_id})).encode()
+
+
+def test_results_files_follow_the_finished_games_and_stay_in_their_folder(tmp_path):
+    from firmware_py.club.board import Board
+    from firmware_py.club.serve import load_results
+    results = tmp_path / "deep" / "results"
+    running = Running(results)
+    hostile = "../../escape/é x"
+    try:
+        running.message("t1", "record", _record(31, hostile))
+        running.message("t1", "record", _record(32, "plain-1"))
+        assert _wait(lambda: len(list(results.glob("*.json"))) == 2, 5)
+        assert not (tmp_path / "escape").exists()
+        restarted = Board("c")
+        assert load_results(restarted, results) == []
+        assert set(restarted.finished) == {hostile, "plain-1"}
+        event = {"game_id": "plain-1", "seq": 9, "turn": 30, "kind": "undo", "player": None,
+                 "scores": [0, 0], "ts": 2.0}
+        running.message("t1", "event", event)           # the last move taken back at the table
+        assert _wait(lambda: len(list(results.glob("*.json"))) == 1, 5)
+        running.message("t1", "record", _record(33, "plain-1"))   # and the game ends differently
+        assert _wait(lambda: len(list(results.glob("*.json"))) == 2, 5)
+        again = Board("c")
+        load_results(again, results)
+        assert again.finished["plain-1"].record == json.loads(_record(33, "plain-1"))
+    finally:
+        running.close()

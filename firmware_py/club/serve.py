@@ -17,9 +17,11 @@ Everything is read-only; the page loads nothing from outside the scoreboard.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import os
+import re
 import time
 from importlib import resources
 from pathlib import Path
@@ -55,12 +57,16 @@ class Scoreboard:
         self.broker_online = False
         self._changed: asyncio.Condition | None = None
         self._encoded: tuple[tuple, bytes] = ((), b"")
+        self._saved: dict[str, tuple[Path, dict]] = {}   # game id -> its file, the record in it
         self._loop: asyncio.AbstractEventLoop | None = None
         self._load_results()
 
     def _load_results(self) -> None:
         for problem in load_results(self.board, self.results):
             LOG.warning("club serve: %s", problem)
+        for game in self.board.finished.values():
+            self._saved[game.game_id] = (self.results / result_name(game.table, game.game_id),
+                                         game.record)
 
     # ----- MQTT side ------------------------------------------------------------------
     def client(self) -> mqtt.Client:
@@ -116,16 +122,23 @@ class Scoreboard:
             self._notify()
 
     def _save_finished(self) -> None:
+        """Keep the results folder in step with the finished games: write each new or
+        changed record, remove the file of a game an undo took back."""
+        for game_id in [g for g in self._saved if g not in self.board.finished]:
+            path, _ = self._saved.pop(game_id)
+            path.unlink(missing_ok=True)
         for game in self.board.finished.values():
-            path = self.results / f"{game.table}--{game.game_id}.json"
-            if game.record is None or path.exists():
+            if game.record is None or self._saved.get(game.game_id, (None, None))[1] is game.record:
                 continue
-            tmp = path.with_suffix(".tmp")
+            path = self.results / result_name(game.table, game.game_id)
+            tmp = path.with_name(path.name + ".tmp")
             try:
                 tmp.write_text(json.dumps(game.record), "utf-8")
                 os.replace(tmp, path)
             except OSError as exc:
-                LOG.error("club serve: cannot save %s: %s", path, exc)
+                LOG.error("club serve: cannot save %s: %s", path, exc.strerror or exc)
+                continue
+            self._saved[game.game_id] = (path, game.record)
 
     def _notify(self) -> None:
         if self._changed is not None:
@@ -205,6 +218,16 @@ class Scoreboard:
         except ConnectionError:
             pass                                   # the page was closed
         return response
+
+
+def result_name(table: str, game_id: str) -> str:
+    """The file name of a finished game's record: ``<table>--<game id>.json``, the game
+    id's characters other than ``A-Z a-z 0-9 _ . -`` replaced by ``_`` and then a
+    short hash added, so a hostile game id never leaves the folder or collides."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", game_id)[:64]
+    if safe != game_id:
+        safe += "-" + hashlib.sha256(game_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{table}--{safe}.json"
 
 
 def load_results(board: Board, folder: str | Path) -> list[str]:
