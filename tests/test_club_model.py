@@ -186,3 +186,10 @@ def test_memory_is_bounded_against_a_flood_of_tables_and_games(monkeypatch):
         _msg(board, "event", {**event, "game_id": f"g{i}"}, table="t0")
     assert len(board.tables["t0"].seen) == board_module.SEEN_GAMES
     assert _msg(board, "event", {**event, "game_id": "g49"}, table="t0") is False
+
+
+def test_a_name_a_spreadsheet_would_run_stays_text_in_the_csv():
+    board = Board("c")
+    _finish(board, "t1", ("=HYPERLINK(\"http://x\")", "@Bob"), None, None, "c1")
+    row = board.results_csv().splitlines()[1]
+    assert "'=HYPERLINK" in row and ",'@Bob," in row

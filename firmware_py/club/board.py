@@ -174,14 +174,17 @@ class Board:
         return sorted(rows.values(), key=lambda r: (-r["wins"], -r["diff"], r["name"]))
 
     def results_csv(self) -> str:
-        """The finished games as CSV: table, game_id, game, player names, scores, winner."""
+        """The finished games as CSV: table, game_id, game, player names, scores, winner.
+
+        A text cell that a spreadsheet would run as a formula (starting with ``= + - @``,
+        a tab or a carriage return) gets a leading ``'``, so a hostile name stays text."""
         out = io.StringIO()
         writer = csv.writer(out)
         writer.writerow(["table", "game_id", "game", "player_1", "player_2", "score_1", "score_2",
                          "winner"])
         for g in sorted(self.finished.values(), key=lambda g: (g.table, g.game_id)):
-            writer.writerow([g.table, g.game_id, g.game, g.players[0], g.players[1], g.scores[0],
-                             g.scores[1], g.players[g.winner]])
+            writer.writerow([g.table, _text(g.game_id), g.game, _text(g.players[0]),
+                             _text(g.players[1]), g.scores[0], g.scores[1], _text(g.players[g.winner])])
         return out.getvalue()
 
     def records_jsonl(self) -> str:
@@ -195,3 +198,7 @@ class Board:
         return {"club": self.club, "version": self.version, "tables": self.rows(),
                 "standings": self.standings(), "finished": len(self.finished),
                 "rejected": self.rejected, "last_rejection": self.last_rejection}
+
+
+def _text(value: str) -> str:
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
