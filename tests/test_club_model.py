@@ -193,3 +193,17 @@ def test_a_name_a_spreadsheet_would_run_stays_text_in_the_csv():
     _finish(board, "t1", ("=HYPERLINK(\"http://x\")", "@Bob"), None, None, "c1")
     row = board.results_csv().splitlines()[1]
     assert "'=HYPERLINK" in row and ",'@Bob," in row
+
+
+def test_an_older_state_delivered_late_does_not_turn_the_table_back():
+    board = Board("c")
+    game = SimGame(41, ("Ann", "Bob"))
+    for _ in range(6):
+        game.step()
+    newer = state_of(_offer(game, game.moves[:6], ts=20.0))
+    older = state_of(_offer(game, game.moves[:5], ts=10.0))
+    _msg(board, "state", newer)
+    assert _msg(board, "state", older) is False
+    assert board.rows()[0]["turn"] == 6 and board.rejected == 0
+    undone = state_of(_offer(game, game.moves[:4], ts=30.0))      # an undo is newer: it counts
+    assert _msg(board, "state", undone) is True and board.rows()[0]["turn"] == 4

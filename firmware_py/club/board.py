@@ -3,7 +3,8 @@
 It is fed every message under ``patchwork/<club>/+/+`` and keeps, per table,
 the latest state, whether the box is online, the events counted (each
 ``(game_id, seq)`` once, whatever the broker repeats), and the finished games
-(each game id once, owned by the table that finished it; an undo of a game's
+(each game id once, owned by the table that finished it; a state of the same
+game older than the one shown, delivered late, is skipped; an undo of a game's
 last move takes it out of the finished games until it ends again). A message it
 cannot use is counted in ``rejected`` with the reason and changes nothing. The
 standings of a tournament round rank the player names by wins, then by the sum
@@ -96,6 +97,9 @@ class Board:
         if kind == "state":
             state = topics.parse_state(payload)
             table = self._table(name, now)
+            old = table.state
+            if old and state and state["game_id"] == old["game_id"] and state["ts"] < old["ts"]:
+                return False                       # an older state delivered late
             table.state = state
             return True
         if kind == "event":
