@@ -89,6 +89,7 @@ def test_a_box_publishes_state_events_and_record(broker, tmp_path):
     row = watcher.board.rows()[0]
     assert row["table"] == "t1" and row["online"] and row["over"]
     assert row["turn"] == len(game.moves)
+    assert watcher.board.tables["t1"].state["seq"] == len(game.moves) + 1   # the turns and the end
     done = watcher.board.finished[game.game_id]
     assert done.players == ("Ann", "Bob") and done.record["moves"] == game.moves
     assert sorted(_turn_events(watcher, game.game_id)) == list(range(1, len(game.moves) + 1))

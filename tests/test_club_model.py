@@ -200,10 +200,10 @@ def test_an_older_state_delivered_late_does_not_turn_the_table_back():
     game = SimGame(41, ("Ann", "Bob"))
     for _ in range(6):
         game.step()
-    newer = state_of(_offer(game, game.moves[:6], ts=20.0))
-    older = state_of(_offer(game, game.moves[:5], ts=10.0))
+    newer = {**state_of(_offer(game, game.moves[:6], ts=20.0)), "seq": 6}
+    older = {**state_of(_offer(game, game.moves[:5], ts=30.0)), "seq": 5}  # a box clock may jump
     _msg(board, "state", newer)
     assert _msg(board, "state", older) is False
     assert board.rows()[0]["turn"] == 6 and board.rejected == 0
-    undone = state_of(_offer(game, game.moves[:4], ts=30.0))      # an undo is newer: it counts
+    undone = {**state_of(_offer(game, game.moves[:4], ts=5.0)), "seq": 7}  # an undo is newer
     assert _msg(board, "state", undone) is True and board.rows()[0]["turn"] == 4

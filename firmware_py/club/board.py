@@ -98,7 +98,8 @@ class Board:
             state = topics.parse_state(payload)
             table = self._table(name, now)
             old = table.state
-            if old and state and state["game_id"] == old["game_id"] and state["ts"] < old["ts"]:
+            if (old and state and state["game_id"] == old["game_id"] and state["seq"] is not None
+                    and old["seq"] is not None and state["seq"] < old["seq"]):
                 return False                       # an older state delivered late
             table.state = state
             return True

@@ -234,6 +234,7 @@ class ClubBridge:
                 messages.append((self._topic("record"), self._record(offer).encode()))
             self.outbox.add(offer.game_id, events[-1]["seq"], list(offer.record.moves),
                             state["over"], messages)
+        state["seq"] = events[-1]["seq"] if events else seq     # orders the states of a game
         self._state = topics.state_payload(state)
         if self.connected:
             self.client.publish(self._topic("state"), self._state, qos=1, retain=True)

@@ -14,6 +14,8 @@ event      JSON :func:`event_payload`  1     no      each accepted turn and the 
 record     a game record (JSON)        1     no      the finished game, once
 =========  ==========================  ====  ======  =========================================
 
+A state carries ``seq``, the number of the game's last event when it was made,
+so a state delivered late (after a newer one of the same game) is known and skipped.
 Every event carries the game id, the turn number (how many moves the game has
 after it) and ``seq``, the event's own number in that game (1, 2, 3 ... with no
 gaps), so a reader counts none twice: a box that reconnects may send an event
@@ -179,7 +181,7 @@ def _player(data: object, index: int) -> dict:
 def parse_state(payload: bytes) -> dict:
     """A table's state: ``{"game_id": str, "turn": int 0..500, "game": "patchwork" |
     "patchwork-express", "over": bool, "to_move": 0|1|None, "winner": 0|1|None,
-    "players": [player, player], "ts": float}`` where a player is ``{"name", "colour",
+    "players": [player, player], "ts": float, "seq": int 0..100000 | None}`` where a player is ``{"name", "colour",
     "position" 0..53, "buttons", "income", "empty" 0..81, "score", "bonus"}``.
     An empty payload is a cleared retained state (returns ``{}``).
     Raises PayloadError naming the first bad field."""
@@ -196,7 +198,8 @@ def parse_state(payload: bytes) -> dict:
             "over": bool(data.get("over", False)),
             "to_move": _int(data, "to_move", 0, 1, optional=True),
             "winner": _int(data, "winner", 0, 1, optional=True),
-            "players": [_player(p, i) for i, p in enumerate(players)], "ts": _ts(data)}
+            "players": [_player(p, i) for i, p in enumerate(players)], "ts": _ts(data),
+            "seq": _int(data, "seq", 0, 100000, optional=True)}
 
 
 EVENT_KINDS = ("turn", "undo", "end")
