@@ -252,3 +252,31 @@ def test_a_broker_that_does_not_answer_is_a_clear_error_and_turns_wait(tmp_path)
         assert not bridge.connected and len(bridge.outbox) == 3
     finally:
         bridge.stop()
+
+
+def test_a_broker_killed_outright_gets_every_queued_turn_after_its_restart(broker, tmp_path):
+    bridge = ClubBridge(broker.settings("t1"), tmp_path / "out.sqlite").start()
+    game = SimGame(8, ("Ann", "Bob"))
+    try:
+        deadline = time.monotonic() + 10
+        while not bridge.connected and time.monotonic() < deadline:
+            time.sleep(0.05)
+        broker.kill()                                    # SIGKILL: no goodbye, nothing saved
+        _play(bridge, game, 6)
+        time.sleep(1.0)
+        assert len(bridge.outbox) == 6 and not bridge.connected
+        broker.start()
+        watcher = Watcher(broker)                        # it sees what the box sends again
+        try:
+            assert watcher.wait(lambda b: "t1" in b.tables and b.tables["t1"].online
+                                and b.tables["t1"].state.get("turn") == 6, 30)
+            assert sorted(_turn_events(watcher, game.game_id)) == list(range(1, 7))
+            assert watcher.board.rejected == 0
+        finally:
+            watcher.close()
+        deadline = time.monotonic() + 5
+        while len(bridge.outbox) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(bridge.outbox) == 0
+    finally:
+        bridge.stop()
