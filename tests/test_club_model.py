@@ -96,6 +96,9 @@ def test_standings_rank_by_wins_then_score_difference():
     csv_lines = board.results_csv().splitlines()
     assert csv_lines[0].startswith("table,game_id") and len(csv_lines) == 3
     assert len(board.records_jsonl().splitlines()) == 2
+    shown = board.snapshot()["finished_games"]
+    assert [(g["table"], g["players"][0][0], g["winner"]) for g in shown] == \
+        [("t1", "Ann", a.players[a.winner]), ("t2", "Ann", b.players[b.winner])]
 
 
 @pytest.mark.parametrize("kind,payload", [

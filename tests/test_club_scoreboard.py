@@ -83,6 +83,7 @@ def test_the_scoreboard_page_shows_every_table_live(tmp_path):
         later = _first_row(driver)
         assert first != later                      # pushed live, no reload
         assert driver.find_elements(By.CSS_SELECTOR, "#standings tbody tr")
+        assert driver.find_elements(By.CSS_SELECTOR, "#finished tbody tr")    # the finished games
         SHOTS.mkdir(exist_ok=True)
         driver.save_screenshot(str(SHOTS / "club-scoreboard-live.png"))
         boxes.communicate(timeout=30)             # the boxes stop: offline

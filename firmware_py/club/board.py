@@ -198,10 +198,19 @@ class Board:
         return "".join(json.dumps(g.record, separators=(",", ":")) + "\n"
                        for g in sorted(self.finished.values(), key=lambda g: g.game_id) if g.record)
 
+    def finished_rows(self) -> list[dict]:
+        """The finished games, by table then game id: ``table``, ``game``, ``players``
+        ([name, score] twice), ``winner`` (a name) and ``record`` (whether it arrived)."""
+        return [{"table": g.table, "game": g.game, "winner": g.players[g.winner],
+                 "players": [[g.players[i], g.scores[i]] for i in (0, 1)],
+                 "record": g.record is not None}
+                for g in sorted(self.finished.values(), key=lambda g: (g.table, g.game_id))]
+
     def snapshot(self) -> dict:
         """Everything the page shows, as one JSON-ready dict."""
         return {"club": self.club, "version": self.version, "tables": self.rows(),
                 "standings": self.standings(), "finished": len(self.finished),
+                "finished_games": self.finished_rows(),
                 "rejected": self.rejected, "last_rejection": self.last_rejection}
 
 
