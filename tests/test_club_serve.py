@@ -255,3 +255,18 @@ def test_results_files_follow_the_finished_games_and_stay_in_their_folder(tmp_pa
         assert again.finished["plain-1"].record == json.loads(_record(33, "plain-1"))
     finally:
         running.close()
+
+
+def test_two_scoreboards_of_one_club_do_not_throw_each_other_off(broker, tmp_path):
+    first, second = Running(tmp_path / "a"), Running(tmp_path / "b")
+    clients = [_subscribed(r, broker.settings(club="c")) for r in (first, second)]
+    try:
+        assert _wait(lambda: first.sb.broker_online and second.sb.broker_online, 10)
+        time.sleep(3)                              # with one client id they would take turns
+        assert first.sb.broker_online and second.sb.broker_online
+        assert not first.sb.broker_error and not second.sb.broker_error
+    finally:
+        for c in clients:
+            c.loop_stop()
+        first.close()
+        second.close()

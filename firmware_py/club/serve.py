@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import re
+import socket
 import time
 from importlib import resources
 from pathlib import Path
@@ -55,7 +56,7 @@ class Scoreboard:
                             f"{exc.strerror or exc}") from None
         self.broker_error = ""
         self.broker_online = False
-        self._changed: asyncio.Condition | None = None
+        self._changed: asyncio.Event | None = None     # set (and replaced) on each change
         self._encoded: tuple[tuple, bytes] = ((), b"")
         self._saved: dict[str, tuple[Path, dict]] = {}   # game id -> its file, the record in it
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -74,7 +75,12 @@ class Scoreboard:
         s = self.settings
         # a persistent session: a broker that keeps sessions (Mosquitto's persistence)
         # holds the events published while the scoreboard was away
-        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"patchwork-scoreboard-{s.club}",
+        # the id is the same for the same machine and results folder (so a restart finds
+        # its session) and differs otherwise (two scoreboards must not take turns
+        # throwing each other off the broker)
+        where = f"{socket.gethostname()}:{self.results.resolve()}".encode("utf-8", "surrogatepass")
+        client_id = f"patchwork-scoreboard-{s.club}-{hashlib.sha256(where).hexdigest()[:10]}"
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
                              clean_session=False)
         s.login(client)
         client.reconnect_delay_set(1, 5)
@@ -142,11 +148,8 @@ class Scoreboard:
 
     def _notify(self) -> None:
         if self._changed is not None:
-            asyncio.ensure_future(self._wake())
-
-    async def _wake(self) -> None:
-        async with self._changed:
-            self._changed.notify_all()
+            self._changed.set()
+            self._changed = asyncio.Event()
 
     def snapshot(self) -> dict:
         """The board plus the broker's status, JSON-ready."""
@@ -167,7 +170,7 @@ class Scoreboard:
 
     async def _on_startup(self, app) -> None:
         self._loop = asyncio.get_running_loop()
-        self._changed = asyncio.Condition()
+        self._changed = asyncio.Event()
 
     async def _api_board(self, request) -> web.Response:
         return web.json_response(self.snapshot())
@@ -199,18 +202,18 @@ class Scoreboard:
         sent: tuple = ()
         try:
             while True:
+                changed = self._changed            # taken first: a later change sets it
                 key, data = self._event_data()
                 if key != sent:
                     await asyncio.wait_for(response.write(data), WRITE_S)
                     sent = key
                     await asyncio.sleep(PUSH_S)
                     continue
-                async with self._changed:          # never write while holding it
-                    try:
-                        await asyncio.wait_for(self._changed.wait(), KEEPALIVE_S)
-                        continue
-                    except asyncio.TimeoutError:
-                        pass
+                try:
+                    await asyncio.wait_for(changed.wait(), KEEPALIVE_S)
+                    continue
+                except asyncio.TimeoutError:
+                    pass
                 await asyncio.wait_for(response.write(b": keep-alive\n\n"), WRITE_S)
         except asyncio.TimeoutError:
             LOG.info("club serve: dropped a page at %s that took no data for %.0f s",
