@@ -336,8 +336,8 @@ class TableUI:
         try:
             self.journal_write(body)
             self.warnings.pop("journal", None)
-        except JournalError:
-            self.warnings["journal"] = "not saving: disk"
+        except JournalError as exc:
+            self.warnings["journal"] = exc.notice    # "not saving: disk full (/folder)"
 
     # ----- menu -------------------------------------------------------------------
     def menu_items(self) -> list[str]:
