@@ -97,3 +97,19 @@ def test_club_commands_say_what_is_wrong_without_a_traceback(tmp_path, capsys):
     assert main(["club", "simulate", "--config", str(cfg), "--boxes", "1", "--seconds", "1"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"{cfg}: club.ca_file: cannot load {ca}") and "Traceback" not in err
+
+
+def test_club_serve_on_a_busy_port_says_so_and_never_claims_to_serve(tmp_path, capsys):
+    import socket
+    from firmware_py.cli import main
+    cfg = tmp_path / "club.toml"
+    cfg.write_text('[club]\nenabled = true\nhost = "127.0.0.1"\nport = 1\n')
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["club", "serve", "--config", str(cfg), "--port", str(port),
+                     "--results", str(tmp_path / "results")]) == 2
+    out, err = capsys.readouterr()
+    assert "club scoreboard of" not in out
+    assert err.startswith(f"club serve: cannot serve on 127.0.0.1:{port}") and "in use" in err

@@ -251,7 +251,10 @@ def load_results(board: Board, folder: str | Path) -> list[str]:
 
 
 def serve(settings: ClubSettings, results: str | Path, bind: str, port: int) -> int:
-    """Run the scoreboard until interrupted; returns the exit status (0)."""
+    """Run the scoreboard until interrupted; returns the exit status (0).
+
+    Raises ``OSError`` when ``bind``:``port`` cannot be bound (e.g. in use) and
+    :class:`.bridge.ClubError` when the results folder cannot be created."""
     board = Scoreboard(settings, results)
     client = board.client()
 
@@ -266,7 +269,9 @@ def serve(settings: ClubSettings, results: str | Path, bind: str, port: int) -> 
     app = board.app()
     app.on_startup.append(start_mqtt)
     app.on_cleanup.append(stop_mqtt)
-    print(f"club scoreboard of {settings.club!r}: http://{bind}:{port}/ "
-          f"(broker {settings.host}:{settings.port})", flush=True)
-    web.run_app(app, host=bind, port=port, print=None, handle_signals=True, shutdown_timeout=1.0)
+    banner = (f"club scoreboard of {settings.club!r}: http://{bind}:{port}/ "
+              f"(broker {settings.host}:{settings.port})")
+    # said once the port is bound, never before a "port in use" error
+    web.run_app(app, host=bind, port=port, print=lambda _: print(banner, flush=True),
+                handle_signals=True, shutdown_timeout=1.0)
     return 0
