@@ -280,3 +280,17 @@ def test_a_broker_killed_outright_gets_every_queued_turn_after_its_restart(broke
         assert len(bridge.outbox) == 0
     finally:
         bridge.stop()
+
+
+def test_two_boxes_with_one_table_name_are_told_so(broker, tmp_path):
+    first = ClubBridge(broker.settings("t1"), tmp_path / "a.sqlite").start()
+    second = ClubBridge(broker.settings("t1"), tmp_path / "b.sqlite").start()
+    try:
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline and not any("another box" in b.error for b in (first, second)):
+            time.sleep(0.1)
+        told = [b.error for b in (first, second) if "another box" in b.error]
+        assert told and "table 't1' of club 'club1'" in told[0]
+    finally:
+        first.stop()
+        second.stop()

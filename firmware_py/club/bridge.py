@@ -24,6 +24,7 @@ import queue
 import sqlite3
 import ssl
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +37,8 @@ from .progress import Offer, new_events, state_of
 
 LOG = logging.getLogger(__name__)
 WINDOW = 100             # queued messages handed to paho and not yet acknowledged, at most
+SHORT_S = 10.0           # a connection the broker closes sooner than this was short
+THROWN_OFF = 3           # this many short ones in a row: another box is likely using our name
 
 
 class ClubError(ValueError):
@@ -110,7 +113,8 @@ class ClubBridge:
     ``start()`` returns at once (the broker may be away: paho retries every 1-5 s);
     ``offer()`` may be called from any thread; ``stop()`` says ``offline`` and
     disconnects. ``error`` holds, in words, why the broker is not reached (a wrong
-    password, nothing listening at host:port), '' once connected; ``connected`` whether the broker is reachable now.
+    password, nothing listening at host:port, another box thrown off with the same
+    table name), '' once connected; ``connected`` whether the broker is reachable now.
     Raises :class:`ClubError` at construction for an unreadable password file or an
     outbox that cannot be created or written (a read-only folder, a full disk).
     """
@@ -131,6 +135,8 @@ class ClubBridge:
         self._in_flight: dict[int, int] = {}  # paho mid -> outbox seq
         self._worker: threading.Thread | None = None
         self._stopping = False
+        self._since = 0.0                     # when the current connection came up (monotonic)
+        self._short = 0                       # short connections in a row
         self.client = self._client(client_id or f"patchwork-{settings.club}-{settings.table}")
 
     def _topic(self, kind: str) -> str:
@@ -198,7 +204,9 @@ class ClubBridge:
                 LOG.error("club: %s", words)
             self.error = words
             return
-        self.connected, self.error = True, ""
+        self.connected, self._since = True, time.monotonic()
+        if self._short < THROWN_OFF:
+            self.error = ""
         LOG.info("club: connected to %s:%s as table %s of club %s", self.settings.host,
                  self.settings.port, self.settings.table, self.settings.club)
         self.client.publish(self._topic("status"), b"online", qos=1, retain=True)
@@ -214,10 +222,22 @@ class ClubBridge:
 
     def _on_disconnect(self, rc) -> None:
         if self.connected and not self._stopping:
-            LOG.warning("club: lost the broker (%s); events wait on disk", rc)
+            short = time.monotonic() - self._since < SHORT_S
+            self._short = self._short + 1 if short else 0
+            if self._short >= THROWN_OFF:
+                words = (f"the broker keeps closing this box's connection within seconds: is "
+                         f"another box also table {self.settings.table!r} of club "
+                         f"{self.settings.club!r}? (club.table must differ on every box)")
+                if words != self.error:
+                    LOG.error("club: %s", words)
+                self.error = words
+            elif not short:
+                LOG.warning("club: lost the broker (%s); events wait on disk", rc)
         self.connected = False
 
     def _on_ack(self, mid: int) -> None:
+        if self._short and time.monotonic() - self._since >= SHORT_S:
+            self._short, self.error = 0, ""        # the connection holds again
         seq = self._in_flight.pop(mid, None)
         if seq is not None:
             self.outbox.done(seq)
