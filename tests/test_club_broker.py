@@ -294,3 +294,33 @@ def test_two_boxes_with_one_table_name_are_told_so(broker, tmp_path):
     finally:
         first.stop()
         second.stop()
+
+
+def test_a_full_disk_or_a_bad_record_never_stops_the_table_being_shown(broker, tmp_path, caplog):
+    import sqlite3
+    from firmware_py.club.progress import Offer
+    from firmware_py.rules import GameRecord
+    watcher = Watcher(broker)
+    bridge = ClubBridge(broker.settings("t1"), tmp_path / "out.sqlite").start()
+    game = SimGame(9, ("Ann", "Bob"))
+    try:
+        def full(*args, **kwargs):
+            raise sqlite3.OperationalError("database or disk is full")
+        real_add, bridge.outbox.add = bridge.outbox.add, full
+        _play(bridge, game, 3)
+        assert watcher.wait(lambda b: "t1" in b.tables and b.tables["t1"].state.get("turn") == 3, 10)
+        bad = GameRecord("patchwork", "2014", ("Ann", "Bob"), game.circle, ("no such move",), None,
+                         None, None)
+        bridge.offer(Offer("broken", bad, 1.0))
+        bridge.outbox.add = real_add                     # space again: the next move queues all
+        _play(bridge, game, 1)
+        assert watcher.wait(lambda b: b.tables["t1"].state.get("turn") == 4, 10)
+        deadline = time.monotonic() + 10
+        while sorted(_turn_events(watcher, game.game_id)) != [1, 2, 3, 4] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sorted(_turn_events(watcher, game.game_id)) == [1, 2, 3, 4]   # none lost
+        assert "database or disk is full" in caplog.text and "does not replay" in caplog.text
+        assert "Traceback" not in caplog.text
+    finally:
+        bridge.stop()
+        watcher.close()

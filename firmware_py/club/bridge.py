@@ -193,6 +193,8 @@ class ClubBridge:
                 return
             try:
                 getattr(self, "_on_" + kind)(value)
+            except ValueError as exc:              # a record that does not replay (RecordError)
+                LOG.error("club bridge: skipped a game state that does not replay: %s", exc)
             except Exception:                      # noqa: BLE001 -- a bad job must not end the bridge
                 LOG.exception("club bridge: %s failed", kind)
 
@@ -252,8 +254,12 @@ class ClubBridge:
             messages = [(self._topic("event"), topics.event_payload(e)) for e in events]
             if events[-1]["kind"] == "end":
                 messages.append((self._topic("record"), self._record(offer).encode()))
-            self.outbox.add(offer.game_id, events[-1]["seq"], list(offer.record.moves),
-                            state["over"], messages)
+            try:
+                self.outbox.add(offer.game_id, events[-1]["seq"], list(offer.record.moves),
+                                state["over"], messages)
+            except (sqlite3.Error, OSError) as exc:   # a full disk: the state still goes out
+                LOG.error("club: cannot queue the turns of game %s in %s (%s); they are queued "
+                          "with the next move", offer.game_id, self.outbox.path, exc)
         state["seq"] = events[-1]["seq"] if events else seq     # orders the states of a game
         self._state = topics.state_payload(state)
         if self.connected:
