@@ -374,7 +374,7 @@ class Service:
 
     def _save_record(self, session) -> str:
         """Write the finished game's record (untracked style) next to the journal."""
-        record = session.record(meta={"saved": time.strftime("%Y-%m-%dT%H:%M:%S")})
+        record = session.record()       # meta: started, ended, duration_s, app
         _, result = replay(record)
         record = type(record)(**{**record.__dict__, "result": {"scores": result.scores,
                                                               "winner": result.winner}}) \
