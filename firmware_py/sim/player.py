@@ -4,7 +4,10 @@ Setup through the menus, the deal paged through, then for each move: action A
 by moving the token (selecting it first when the target is ambiguous), patches
 bought either by choosing with NEXT/OK and then moving, or by moving first and
 confirming, the 7x7 claimed from the menu, Express leather patches placed (OK)
-or set aside (NEXT). Tokens alternately slide and are lifted.
+or set aside (NEXT). Tokens alternately slide and are lifted. A free-layout
+record is set up with "free layout" (no deal) and each patch is bought the way
+a free layout works: the token moves first and the patch is picked among those
+whose time matches the distance, confirmed with OK.
 """
 from __future__ import annotations
 
@@ -41,7 +44,7 @@ class TablePlayer:
 
     # ----- setup -------------------------------------------------------------------------
     def setup(self) -> None:
-        """Answer the start screens and page through the dealt circle."""
+        """Answer the start screens and page through the dealt circle (or choose free layout)."""
         h = self.hands
         h.wait(lambda s: s.mode == "setup_game", "the game question")
         self.choose(SETUP_GAMES.index(self.record.game))
@@ -49,6 +52,10 @@ class TablePlayer:
             self.choose(SETUP_BOARDS.index(self.record.time_board))
         first = YELLOW if self.record.players[0].lower() == YELLOW else GREEN
         self.choose((GREEN, YELLOW).index(first))
+        if self.record.free:
+            self.choose(1)                               # free layout: no deal
+            h.wait(lambda s: s.mode == "turn", "the first turn")
+            return
         self.choose(0)                                   # deal the circle
         h.wait(lambda s: s.mode == "deal", "the deal")
         h.press("next", len(self.record.circle) - 1)
@@ -101,7 +108,7 @@ class TablePlayer:
         target = intents.target_of(state, action)
         onto = target == state.players[1 - mover].position
         ambiguous = len(intents.candidates_at(state, target)) > 1
-        choose_first = index % 2 == 0 or (action == ADVANCE and ambiguous)
+        choose_first = (index % 2 == 0 or (action == ADVANCE and ambiguous)) and not state.free
         if choose_first:
             options = intents.turn_options(state)
             h.press("next", options.index(action) + 1)
