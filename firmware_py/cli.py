@@ -1,10 +1,45 @@
-"""The ``patchwork-companion`` command line."""
+"""The ``patchwork-companion`` command line.
+
+``run``, ``selftest``, ``calibrate``, ``sim`` and ``config check`` find their
+config the same way (``config.find_config``: ``--config``, then
+``$PATCHWORK_COMPANION_CONFIG``, the system file, the user's XDG file, the
+packaged default) and first say which file they use and its backend.
+"""
 from __future__ import annotations
 
 import argparse
 import faulthandler
 import logging
 import sys
+
+LOG = logging.getLogger("firmware_py.cli")
+
+
+def _config_line(found, cfg: dict | None) -> str:
+    """The first line every config-reading command gives: the file and the backend."""
+    if cfg is None:
+        return f"config {found.describe()}: not valid"
+    return f"config {found.describe()}: backend {cfg['']['backend']}"
+
+
+def _discover(explicit: str | None, say=None):
+    """Find and load the config; first say which file and backend (``say(line, ok)``;
+    default: standard error), then each problem as ``FILE: problem`` on standard error.
+
+    Returns ``(found, cfg)``; ``cfg`` is None when the file is not valid.
+    """
+    from .config import ConfigError, find_config, load_config
+    say = say or (lambda line, ok: print(line, file=sys.stderr))
+    found = find_config(explicit)
+    try:
+        cfg = load_config(found.path)
+    except ConfigError as exc:
+        say(_config_line(found, None), False)
+        for problem in exc.problems:
+            print(f"{found.label}: {problem}", file=sys.stderr)
+        return found, None
+    say(_config_line(found, cfg), True)
+    return found, cfg
 
 
 def _replay(args) -> int:
@@ -18,12 +53,20 @@ def _demo(args) -> int:
 
 
 def _run(args) -> int:
-    from .app import run_forever
-    from .config import load_or_report
+    from .config import EXIT_CONFIG
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    cfg = load_or_report(args.config)
+
+    def log(line: str, ok: bool) -> None:
+        """The first log line: the config file and its backend (or that it is not valid)."""
+        (LOG.info if ok else LOG.error)("%s", line)
+
+    found, cfg = _discover(args.config, log)
     if cfg is None:
-        return 2
+        LOG.error("not starting: fix %s (patchwork-companion config check), then start the "
+                  "service again; exit status %d stops systemd from restarting it",
+                  found.label, EXIT_CONFIG)
+        return EXIT_CONFIG
+    from .app import run_forever
     faulthandler.enable()          # a watchdog kill (SIGABRT) leaves every thread's traceback
     return run_forever(cfg)
 
@@ -34,20 +77,33 @@ def _install(args) -> int:
 
 
 def _selftest(args) -> int:
+    found, cfg = _discover(args.config)
+    if cfg is None:
+        return 2
     from .selftest import main as selftest_main
-    return selftest_main(args.config, args.seconds, args.yes)
+    return selftest_main(_path(found), args.seconds, args.yes)
 
 
 def _calibrate(args) -> int:
+    found, cfg = _discover(args.config)
+    if cfg is None:
+        return 2
     from .calibrate import main as calibrate_main
-    return calibrate_main(args.config, args.game, args.write)
+    return calibrate_main(_path(found), args.game, args.write)
+
+
+def _path(found) -> str | None:
+    return str(found.path) if found.path is not None else None
 
 
 def _sim(args) -> int:
+    found, cfg = _discover(args.config)
+    if cfg is None:
+        return 2
     from .sim.tui import main as sim_main
     argv = []
-    if args.config:
-        argv += ["--config", args.config]
+    if found.path is not None:
+        argv += ["--config", str(found.path)]
     if args.out:
         argv += ["--out", args.out]
     if args.seed is not None:
@@ -56,10 +112,10 @@ def _sim(args) -> int:
 
 
 def _config_check(args) -> int:
-    from .config import load_or_report
-    if load_or_report(args.file) is None:
+    found, cfg = _discover(args.file)
+    if cfg is None:
         return 2
-    print(f"{args.file}: ok")
+    print(f"{found.label}: ok")
     return 0
 
 
@@ -67,6 +123,11 @@ def _config_default(args) -> int:
     from .config import default_text
     sys.stdout.write(default_text())
     return 0
+
+
+CONFIG_HELP = ("TOML config file (default: $PATCHWORK_COMPANION_CONFIG, else "
+               "/etc/patchwork-companion/config.toml, else "
+               "$XDG_CONFIG_HOME/patchwork-companion/config.toml, else the packaged default)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -88,24 +149,24 @@ def build_parser() -> argparse.ArgumentParser:
     dm.set_defaults(func=_demo)
 
     rn = sub.add_parser("run", help="the companion service (backend from the config: pi or sim)")
-    rn.add_argument("--config", help="TOML config file (default: the packaged one, simulated)")
+    rn.add_argument("--config", help=CONFIG_HELP)
     rn.set_defaults(func=_run)
 
     sm = sub.add_parser("sim", help="play at a simulated table in the terminal (textual UI)")
-    sm.add_argument("--config", help="TOML config file (the backend is forced to sim)")
+    sm.add_argument("--config", help=CONFIG_HELP + "; the backend is forced to sim")
     sm.add_argument("--out", help="journal folder (default: <state dir>/sim); "
                     "starting again resumes the game kept there")
     sm.add_argument("--seed", type=int, help="deal the patch circle from this seed (repeatable games)")
     sm.set_defaults(func=_sim)
 
     st = sub.add_parser("selftest", help="check the LEDs, OLED, buttons and token sensor; PASS/FAIL per part")
-    st.add_argument("--config", help="TOML config file (default: the packaged one, simulated)")
+    st.add_argument("--config", help=CONFIG_HELP)
     st.add_argument("--seconds", type=float, default=10.0, help="time limit per button and for the sensor")
     st.add_argument("--yes", action="store_true", help="do not ask whether the LEDs and the OLED looked right")
     st.set_defaults(func=_selftest)
 
     cb = sub.add_parser("calibrate", help="learn the sensor channel and the LED under each space")
-    cb.add_argument("--config", help="TOML config file to read (and update with --write)")
+    cb.add_argument("--config", help=CONFIG_HELP + "; --write updates it")
     cb.add_argument("--game", choices=("patchwork", "patchwork-express"), default="patchwork")
     cb.add_argument("--write", action="store_true", help="write the maps into --config FILE (else print them)")
     cb.set_defaults(func=_calibrate)
@@ -118,8 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     cf = sub.add_parser("config", help="check a config file or print the default one")
     cfs = cf.add_subparsers(dest="config_command", required=True)
-    ck = cfs.add_parser("check", help="validate FILE and name each bad key with its allowed values")
-    ck.add_argument("file")
+    ck = cfs.add_parser("check", help="validate the config and name each bad key with its allowed values")
+    ck.add_argument("file", nargs="?", help=CONFIG_HELP)
     ck.set_defaults(func=_config_check)
     cd = cfs.add_parser("default", help="print the default config (every key documented)")
     cd.set_defaults(func=_config_default)
