@@ -304,9 +304,13 @@ class Service:
         return [p for p in (self.parts.strip, self.parts.oled) if p is not None]
 
     def _part_warning(self, part) -> None:
+        """Show a part's failure on the OLED, and take the warning away once it writes again."""
         if part.failed and self.ui.warnings.get(part.name) != part.failed:
             self._touch()
             self.ui.warnings[part.name] = part.failed
+        elif not part.failed and part.name in self.ui.warnings:
+            self._touch()
+            del self.ui.warnings[part.name]
 
     def _spaces(self, channels: frozenset[int]) -> frozenset[int]:
         """Sensor channels -> time-board spaces through ``sensor.map`` (identity when unset)."""
