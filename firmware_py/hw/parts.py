@@ -83,6 +83,7 @@ class Part:
         self._failing_since: float | None = None
         self._failures = 0                    # failed writes in a row
         self.writes_failed = 0                #: failed writes since start (for tests, logs)
+        self.write_error = ""                 #: why the last write failed ("" once one went out)
         self.on_frame: Callable | None = None  #: sees every frame that went out
 
     def _write(self, frame) -> None:         # pragma: no cover - overridden
@@ -112,6 +113,7 @@ class Part:
     def _write_failed(self, exc: BaseException) -> None:
         """Count a failed write, schedule the retry, mark failed once it keeps failing."""
         now = time.monotonic()
+        self.write_error = f"{self.name} failed: {type(exc).__name__}"
         self.writes_failed += 1
         self._failures += 1
         if self._failing_since is None:
@@ -125,6 +127,7 @@ class Part:
 
     def _wrote(self) -> None:
         """A write went through: forget the failures; a failed part is back."""
+        self.write_error = ""
         if self._failing_since is None and not self.failed:
             return
         LOG.warning("%s: writing again after %d failed writes", self.name, self._failures)
