@@ -19,7 +19,10 @@ delays the commands after it. Most are answered when queued (after checking
 them against the state they will find); ``sync`` and ``status`` are answered
 when they are reached. Ops: reset, move (style slide|lift), lift, place, sync,
 status, unplug, replug, silence, garbage, corrupt_next, split_writes, banner,
-stuck, quit. ``--speed`` divides gesture times (slides, time in the air);
+stuck, hello, quit. ``hello`` with ``"fields"`` (the text after
+``PW,HELLO,<seq>,``, e.g. ``"2,1.0.0,54"``) makes the sensor greet with those
+fields, however odd, to test a host's handshake checks; ``"fields": null``
+restores the normal HELLO. ``--speed`` divides gesture times (slides, time in the air);
 heartbeats and ``silence`` stay in real seconds.
 
 :class:`SimSensorProcess` starts the process and talks to it from tests/demos.
@@ -177,6 +180,7 @@ class SimSensor:
         self.task = None
         self.wake = 0.0
         self.running = True
+        self.hello_fields: str | None = None    # an odd HELLO to greet with (tests)
 
     # ------------------------------------------------------------ protocol
     def send(self, frame: sp.Frame) -> None:
@@ -207,6 +211,11 @@ class SimSensor:
 
     def answer(self, request: sp.Request) -> None:
         """Answer a host request with a HELLO or a SNAP frame."""
+        if request.what == "HELLO" and self.hello_fields is not None:
+            body = f"PW,HELLO,{self.next_seq()},{self.hello_fields}".encode("ascii")
+            self.sent += 1
+            self.out.add(b"$" + body + b"*%04X\r\n" % sp.crc16_ccitt_false(body))
+            return
         if request.what == "HELLO":
             self.send(sp.Hello(self.next_seq(), sp.PROTOCOL_VERSION, self.firmware, self.spaces))
         else:
@@ -374,6 +383,14 @@ class SimSensor:
 
     def _op_banner(self, cmd):
         return self._steps_call(lambda: self._raw(BANNER)), False
+
+    def _op_hello(self, cmd):
+        fields = cmd.get("fields")
+        if fields is not None and not (isinstance(fields, str) and fields.isascii()
+                                       and "*" not in fields and "$" not in fields
+                                       and len(fields) <= 400):
+            raise CommandError("hello fields must be ASCII text without '*' or '$', or null")
+        return self._steps_call(lambda: setattr(self, "hello_fields", fields)), False
 
     def _op_quit(self, cmd):
         return self._steps_call(lambda: setattr(self, "running", False)), False
