@@ -201,3 +201,13 @@ def test_jsonsafe_measures_depth_without_recursion():
     with pytest.raises(ValueError):
         jsonsafe.loads(b"\xff\xfe")
     assert jsonsafe.loads('{"a": [[1]]}') == {"a": [[1]]}
+
+
+def test_demo_refuses_a_hostile_record_with_exit_2(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text('{"format": ' + "[" * 60000 + "]" * 60000 + "}")
+    proc = subprocess.run([sys.executable, "-m", "firmware_py.cli", "demo", "--record", str(path),
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2 and "nested more than" in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "out").exists()

@@ -19,6 +19,8 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..rules import jsonsafe
+
 SNAPSHOT_EVERY = 16
 
 
@@ -128,7 +130,7 @@ class Journal:
 
     def _read_snapshot(self, found: Loaded) -> dict:
         try:
-            data = json.loads(self.snapshot_path.read_bytes())
+            data = jsonsafe.loads(self.snapshot_path.read_bytes(), "the snapshot")
             if not isinstance(data, dict) or data.get("crc") != _crc({"e": data.get("entries")}):
                 raise ValueError("checksum mismatch")
             if not isinstance(data.get("seq"), int):
@@ -163,7 +165,7 @@ class Journal:
     @staticmethod
     def _parse_line(raw: bytes) -> tuple[dict, int, str]:
         try:
-            obj = json.loads(raw)
+            obj = jsonsafe.loads(raw, "the line")    # ValueError also for hostile nesting
             body, seq = obj["body"], obj["seq"]
             if not isinstance(body, dict) or not isinstance(seq, int):
                 return {}, 0, "malformed entry"
