@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from conftest import GOLDEN
-from firmware_py.rules import (ADVANCE, RecordError, deal, dumps_record, legal_actions, load_spec,
+from firmware_py.rules import (RecordError, deal, dumps_record, load_spec,
                                parse_record, replay)
 from firmware_py.rules import jsonsafe
 from firmware_py.rules.record import steps
