@@ -1,6 +1,7 @@
 """The game session: groups, undo, corrections and the saved record."""
 from __future__ import annotations
 
+import dataclasses
 import re
 from datetime import datetime
 
@@ -80,8 +81,7 @@ def test_free_layout_buys_any_patch_and_its_record_replays():
 def test_record_meta_says_when_and_by_what():
     times = iter(["2026-12-01T19:04:00+01:00", "2026-12-01T19:41:30+01:00"])
     setup = _setup()
-    s = Session(Setup(*[getattr(setup, k) for k in ("game", "time_board", "first", "circle",
-                                                    "blue", "free")], next(times)))
+    s = Session(dataclasses.replace(setup, started=next(times)))
     s.commit([ADVANCE])
     meta = s.record().meta
     assert meta["started"] == "2026-12-01T19:04:00+01:00" and "ended" not in meta

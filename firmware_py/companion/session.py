@@ -79,7 +79,7 @@ class Setup:
         try:
             setup = cls(data["game"], data["time_board"], data["first"], tuple(data["circle"]),
                         tuple(data.get("blue", ())), bool(data.get("free", False)),
-                        data.get("started", ""))
+                        started=data.get("started", ""))
         except (KeyError, TypeError) as exc:
             raise ValueError(f"bad setup entry: {type(exc).__name__} {exc}") from exc
         for key in ("game", "time_board", "first", "started"):

@@ -173,7 +173,7 @@ class TableUI:
     def _start_game(self) -> None:
         c = self.choice
         setup = Setup(c["game"], c["time_board"], c["first"], c["circle"], c["blue"], c["free"],
-                      self.wall_time())
+                      started=self.wall_time())
         self._write({"kind": "setup", "setup": setup.to_json()})
         self.session = Session(setup)
         self._to_turn()
