@@ -15,31 +15,10 @@ import sys
 LOG = logging.getLogger("firmware_py.cli")
 
 
-def _config_line(found, cfg: dict | None) -> str:
-    """The first line every config-reading command gives: the file and the backend."""
-    if cfg is None:
-        return f"config {found.describe()}: not valid"
-    return f"config {found.describe()}: backend {cfg['']['backend']}"
-
-
 def _discover(explicit: str | None, say=None):
-    """Find and load the config; first say which file and backend (``say(line, ok)``;
-    default: standard error), then each problem as ``FILE: problem`` on standard error.
-
-    Returns ``(found, cfg)``; ``cfg`` is None when the file is not valid.
-    """
-    from .config import ConfigError, find_config, load_config
-    say = say or (lambda line, ok: print(line, file=sys.stderr))
-    found = find_config(explicit)
-    try:
-        cfg = load_config(found.path)
-    except ConfigError as exc:
-        say(_config_line(found, None), False)
-        for problem in exc.problems:
-            print(f"{found.label}: {problem}", file=sys.stderr)
-        return found, None
-    say(_config_line(found, cfg), True)
-    return found, cfg
+    """``config.discover``: find and load the config, first saying which (see there)."""
+    from .config import discover
+    return discover(explicit, say)
 
 
 def _replay(args) -> int:

@@ -333,6 +333,36 @@ def load_config(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
     return validate(data, source)
 
 
+def config_line(found: Found, cfg: dict | None) -> str:
+    """The first line every config-reading command gives: the file and its backend,
+    e.g. ``config /etc/patchwork-companion/config.toml (system config): backend pi``."""
+    if cfg is None:
+        return f"config {found.describe()}: not valid"
+    return f"config {found.describe()}: backend {cfg['']['backend']}"
+
+
+def discover(explicit: str | Path | None = None, say=None, stream=None) -> tuple[Found, dict | None]:
+    """What every command does first: :func:`find_config`, :func:`load_config`, then
+    ``say(line, ok)`` with :func:`config_line` (default: print it on standard error),
+    then each problem as ``FILE: problem`` on ``stream`` (standard error).
+
+    Returns ``(found, cfg)``; ``cfg`` is None when the config cannot be used
+    (``run`` then exits :data:`EXIT_CONFIG`, the others 2).
+    """
+    stream = stream or sys.stderr
+    say = say or (lambda line, ok: print(line, file=stream))
+    found = find_config(explicit)
+    try:
+        cfg = load_config(found.path)
+    except ConfigError as exc:
+        say(config_line(found, None), False)
+        for problem in exc.problems:
+            print(f"{found.label}: {problem}", file=stream)
+        return found, None
+    say(config_line(found, cfg), True)
+    return found, cfg
+
+
 def load_or_report(path: str | Path | None = None, stream=None) -> dict | None:
     """:func:`load_config`, printing each problem as ``FILE: problem`` on ``stream``
     (standard error by default) and returning None instead of raising."""
