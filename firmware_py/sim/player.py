@@ -3,8 +3,8 @@
 Setup through the menus, the deal paged through, then for each move: action A
 by moving the token (selecting it first when the target is ambiguous), patches
 bought either by choosing with NEXT/OK and then moving, or by moving first and
-confirming, the 7x7 claimed from the menu, Express leather patches placed (OK)
-or set aside (NEXT). Tokens alternately slide and are lifted. A free-layout
+confirming, the 7x7 claimed from the menu, corrections made with "Correct
+buttons" from the menu, Express leather patches placed (OK) or set aside (NEXT). Tokens alternately slide and are lifted. A free-layout
 record is set up with "free layout" (no deal) and each patch is bought the way
 a free layout works: the token moves first and the patch is picked among those
 whose time matches the distance, confirmed with OK.
@@ -84,6 +84,8 @@ class TablePlayer:
         state = self._call(lambda: self.ui.state)
         if isinstance(move, dict) and "bonus" in move:
             self._claim(move["bonus"])
+        elif isinstance(move, dict) and "adjust" in move:
+            self._adjust(move["adjust"], move["buttons"])
         elif isinstance(move, dict) and "leather" in move:
             if state.spec.bonus_square == 0:
                 h.press("next")                          # Express: set aside
@@ -126,6 +128,19 @@ class TablePlayer:
             return
         candidates, cursor = self._call(lambda: (list(self.ui.candidates), self.ui.cursor))
         h.press("next", (candidates.index(action) - cursor) % len(candidates))
+        h.press("ok")
+
+    def _adjust(self, player: int, buttons: int) -> None:
+        """Menu, "Correct buttons", the player's colour, NEXT (+1) or BACK (-1) per button, OK."""
+        h = self.hands
+        h.hold("ok")
+        h.wait(lambda s: s.mode == "menu", "the menu")
+        items = self._call(self.ui.menu_items)
+        self.choose(items.index("Correct buttons"))
+        colour = self._call(lambda: self.ui.session.setup.colours[player])
+        self.choose((GREEN, YELLOW).index(colour))
+        h.wait(lambda s: s.mode == "correct_amount", "the amount question")
+        h.press("next" if buttons > 0 else "back", abs(buttons))
         h.press("ok")
 
     def _claim(self, player: int) -> None:
