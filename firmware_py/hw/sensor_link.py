@@ -88,8 +88,10 @@ class SensorStatus:
 
     online: frames are flowing and trusted; degraded: online but the recent
     error rate is high (a warning before the link is declared dead); reason:
-    human-readable, starting "sensor online", "sensor degraded" or "sensor
-    offline"; stats: the :class:`LinkStats` at that moment.
+    one human-readable line, starting "sensor online", "sensor degraded",
+    "sensor offline" (with the diagnosis of a refused handshake) or "sensor
+    port in use" (another program holds the port); stats: the
+    :class:`LinkStats` at that moment.
     """
 
     online: bool
