@@ -69,7 +69,7 @@ class TableUI:
                 session.commit(session.group_from_json(body["moves"]))
             elif body.get("kind") == "end":
                 ended = True
-                at = body.get("at", "")
+                at = body.get("ended", "")
                 session.ended = at if isinstance(at, str) else ""
         self.session = session
         self.mode = "end" if ended or session.state.over else self._play_mode()
@@ -315,7 +315,7 @@ class TableUI:
 
     def _finish(self) -> None:
         self.session.ended = self.wall_time()
-        self._write({"kind": "end", "at": self.session.ended})
+        self._write({"kind": "end", "ended": self.session.ended})
         self.mode = "end"
         try:
             self.saved_to = self.on_end(self.session) or ""
@@ -345,8 +345,8 @@ class TableUI:
         try:
             self.journal_write(body)
             self.warnings.pop("journal", None)
-        except JournalError:
-            self.warnings["journal"] = "not saving: disk"
+        except JournalError as exc:
+            self.warnings["journal"] = exc.notice    # "not saving: disk full (/folder)"
 
     # ----- menu -------------------------------------------------------------------
     def menu_items(self) -> list[str]:
