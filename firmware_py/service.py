@@ -30,7 +30,7 @@ from .hw.sensor_link import SensorOccupancy, SensorStatus
 from .keeper import Keeper
 from .rules import deal as deal_circle, load_spec
 from .view.leds import LedLayout, led_frame, next_change
-from .view.oled import render
+from .view.oled import Pager
 
 LOG = logging.getLogger(__name__)
 
@@ -298,8 +298,8 @@ class Service:
                 after = (self.parts.strip, led_ticket) if led_ticket is not None else None
                 # drawn on the OLED's thread, after the LED frame went out: the loop and
                 # the strip never wait for the image
-                self.parts.oled.submit(Animation(lambda _t, shown=screen: render(shown), _once),
-                                       after)
+                pager = Pager(screen)       # a screen too full for once alternates pages
+                self.parts.oled.submit(Animation(pager.frame, pager.next_at), after)
         self._publish(screen, lights)           # after every rebuild: what is shown now
 
     def _show_leds(self, lights: Lights) -> int | None:
@@ -392,10 +392,6 @@ class Service:
         if period and now >= self._next_watchdog:
             self.notifier.watchdog()
             self._next_watchdog = now + period
-
-def _once(_now: float) -> None:
-    """An OLED screen is drawn once (no next frame)."""
-    return None
 
 
 def _random_deal(game: str):
