@@ -167,6 +167,34 @@ def test_a_strip_that_keeps_failing_is_reported_then_comes_back(pixels):
         strip.close()
 
 
+def test_a_frame_queued_before_close_still_goes_out(pixels):
+    strip_pixels, faults = pixels
+    strip = LedStrip(strip_pixels)
+    gate = threading.Event()
+    slow = threading.Event()
+
+    def first_write_slow(*args):
+        if not slow.is_set():
+            slow.set()
+            gate.wait(2)
+        return faults(*args)
+    import neopixel
+    real, neopixel.neopixel_write = neopixel.neopixel_write, first_write_slow
+    try:
+        strip.submit(_frame((1, 1, 1)))
+        assert slow.wait(2)                        # the first frame is in the driver
+        strip.submit(_frame((2, 3, 4)))            # queued behind it
+        closer = threading.Thread(target=strip.close)
+        closer.start()
+        time.sleep(0.05)
+        gate.set()
+        closer.join(3)
+    finally:
+        neopixel.neopixel_write = real
+    sent = [_rgb(buffer) for _, buffer in faults.passed]
+    assert sent == [(1, 1, 1), (2, 3, 4), (0, 0, 0)]   # the queued frame, then off
+
+
 # ------------------------------------------------------------------ the OLED
 def test_one_failed_oled_write_is_retried_with_the_newest_screen():
     faults = Faults()

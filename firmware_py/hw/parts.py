@@ -226,8 +226,11 @@ class Part:
 
     def _wait_for_work(self, due: float | None) -> bool:
         """(Under the lock) wait for a frame, an animation frame ``due`` or a retry
-        that is due; during a back-off nothing is written before it ends. False: closing."""
-        while not self._closing:
+        that is due; during a back-off nothing is written before it ends. False:
+        closing with nothing queued (a frame queued before :meth:`close` still goes out)."""
+        while True:
+            if self._closing:
+                return self._pending is not None
             now = time.monotonic()
             if self._retry_at is not None:
                 wake = self._retry_at
@@ -238,7 +241,6 @@ class Part:
             if wake is not None and wake <= now:
                 return True
             self._cond.wait(None if wake is None else wake - now)
-        return False
 
     def _next_item(self, playing) -> tuple:
         """(Under the lock) ``(ticket, item, after, fresh)``: the newest frame
