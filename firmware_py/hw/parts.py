@@ -16,6 +16,8 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
+from itertools import compress, count
+from operator import ne
 from typing import Callable
 
 LOG = logging.getLogger(__name__)
@@ -26,6 +28,7 @@ ORDER_SECONDS = 0.25   #: how long an OLED frame waits for the LED frame submitt
 RETRY_FIRST = 0.05     #: seconds before the first retry after a failed write
 RETRY_MAX = 0.8        #: the longest wait between retries (a recovered part shows within this)
 FAIL_SECONDS = 1.5     #: writes failing for this long (and 3 times or more) mark the part failed
+_WOKEN = object()      #: the output thread woke up (new frame, closing or an animation due)
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,10 @@ class Part:
         self.writes_failed = 0                #: failed writes since start (for tests, logs)
         self.write_error = ""                 #: why the last write failed ("" once one went out)
         self.on_frame: Callable | None = None  #: sees every frame that went out
+        # wakes the output thread: a raw lock used as a binary semaphore (held = nothing
+        # new); an animation's timed wait on it costs half of a Condition's timed wait
+        self._wake = threading.Lock()
+        self._wake.acquire()
 
     def _write(self, frame) -> None:         # pragma: no cover - overridden
         """Hand ``frame`` to the driver (may raise whatever the driver raises)."""
@@ -172,8 +179,15 @@ class Part:
                 self._thread = threading.Thread(target=self._run, name=f"output-{self.name}",
                                                 daemon=True)
                 self._thread.start()
-            self._cond.notify_all()
+            self._signal()
             return self._tickets
+
+    def _signal(self) -> None:
+        """Wake the output thread (a second signal before it woke is the same one)."""
+        try:
+            self._wake.release()
+        except RuntimeError:                  # already signalled
+            pass
 
     def wait_sent(self, ticket: int, timeout: float) -> bool:
         """Wait until frame ``ticket`` (or a later one) went out, the part failed, or ``timeout``."""
@@ -207,10 +221,12 @@ class Part:
     def _run(self) -> None:
         playing, due = None, None             # the animation being played, its next frame
         while True:
-            with self._cond:
-                if not self._wait_for_work(due):
-                    return
-                ticket, item, after, fresh = self._next_item(playing)
+            job = self._take(playing, due)
+            if job is None:
+                return
+            if job is _WOKEN:
+                continue
+            ticket, item, after, fresh = job
             if after is not None:
                 after[0].wait_sent(after[1], ORDER_SECONDS)
             frame, playing, due = self._frame_of(item)
@@ -224,35 +240,33 @@ class Part:
                 self._done = max(self._done, ticket)
                 self._cond.notify_all()
 
-    def _wait_for_work(self, due: float | None) -> bool:
-        """(Under the lock) wait for a frame, an animation frame ``due`` or a retry
-        that is due; during a back-off nothing is written before it ends. False:
-        closing with nothing queued (a frame queued before :meth:`close` still goes out)."""
-        while True:
-            if self._closing:
-                return self._pending is not None
+    def _take(self, playing, due: float | None):
+        """The next job (ticket, item, after, fresh): the frame submitted, else the
+        frame a retry is for, else the animation's next frame once ``due``; during a
+        back-off nothing is written before it ends; None when closing with nothing
+        queued; ``_WOKEN`` after waiting (the caller asks again)."""
+        with self._cond:
+            if self._closing and self._pending is None:
+                return None
             now = time.monotonic()
-            if self._retry_at is not None:
-                wake = self._retry_at
-            elif self._pending is not None:
-                return True
+            if self._retry_at is not None and now < self._retry_at and not self._closing:
+                left = self._retry_at - now         # backing off after a failed write
             else:
-                wake = due
-            if wake is not None and wake <= now:
-                return True
-            self._cond.wait(None if wake is None else wake - now)
-
-    def _next_item(self, playing) -> tuple:
-        """(Under the lock) ``(ticket, item, after, fresh)``: the newest frame
-        submitted, else the frame a retry is for, else the animation's next frame."""
-        retrying, self._retry_at = self._retry_at is not None, None
-        retry, self._retry_item = self._retry_item, None
-        if self._pending is not None:
-            (ticket, item, after), self._pending = self._pending, None
-            return ticket, item, after, True
-        if retrying and retry is not None:
-            return self._done, retry, None, True
-        return self._done, playing, None, False
+                retry = None
+                if self._retry_at is not None:
+                    self._retry_at = None
+                    retry, self._retry_item = self._retry_item, None
+                if self._pending is not None:
+                    ticket, item, after = self._pending
+                    self._pending = None
+                    return ticket, item, after, True
+                if retry is not None:
+                    return self._done, retry, None, True
+                left = None if due is None else due - now
+                if left is not None and left <= 0:  # the next frame of the animation
+                    return self._done, playing, None, False
+        self._wake.acquire(True, -1 if left is None else left)
+        return _WOKEN
 
     def _frame_of(self, item) -> tuple:
         """(frame to show, animation playing or None, when its next frame is due or None)."""
@@ -272,6 +286,7 @@ class Part:
             self._closing = True
             thread = self._thread
             self._cond.notify_all()
+            self._signal()
         if thread is not None:
             thread.join(CLOSE_SECONDS)
             if thread.is_alive():
@@ -337,9 +352,10 @@ class LedStrip(Part):
         """Send ``frame`` (only the LEDs that changed are set); raises what the driver raises."""
         pixels, last = self.pixels, self._sent
         self._sent = None                            # unknown until show() returns
-        for i, colour in enumerate(frame):
-            if last is None or last[i] != colour:    # only the LEDs that changed
-                pixels[i] = colour
+        changed = (range(len(frame)) if last is None or len(last) != len(frame)
+                   else compress(count(), map(ne, frame, last)))   # compared in C
+        for i in changed:                            # only the LEDs that changed
+            pixels[i] = frame[i]
         pixels.show()
         self._sent = list(frame)
 
