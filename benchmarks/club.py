@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         (folder / "m.conf").write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\n"
                                        f"persistence false\nmax_queued_messages 100000\n")
         cfg = folder / "c.toml"
-        cfg.write_text(f'[club]\nenabled = true\nhost = "127.0.0.1"\nport = {port}\nclub = "bench"\n')
+        cfg.write_text(f'backend = "sim"\n[club]\nenabled = true\nhost = "127.0.0.1"\nport = {port}\nclub = "bench"\n')
         broker = subprocess.Popen(["mosquitto", "-c", str(folder / "m.conf")], stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL)
         wait_port(port)

@@ -82,6 +82,8 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
     link = None
     if parts.sensor_ports:
         link = SensorLink(parts.sensor_ports, cfg["sensor"]["baud"], service.post, clock)
+        link.need_spaces(*service.call(service.sensor_needs))
+        service.on_sensor_needs = link.need_spaces   # told when the game (or its need) changes
         link.start()
     control = None
     if feed is not None:

@@ -4,7 +4,19 @@ Every key is in :data:`SCHEMA` with its type, allowed values or range, default
 and meaning; the packaged ``default-config.toml`` documents the same keys for
 people. Unknown keys, wrong types and out-of-range values are rejected with a
 message naming the key and what is allowed, and the service does not start
-half-configured (design 3).
+half-configured (design 3). A config file must name its ``backend``: an empty
+file (as a power cut can leave) or one without it is an error, never a
+silent switch to the simulation.
+
+Which file: :func:`find_config` looks at ``--config``, then
+``$PATCHWORK_COMPANION_CONFIG``, then ``/etc/patchwork-companion/config.toml``,
+then the user's ``$XDG_CONFIG_HOME/patchwork-companion/config.toml`` (default
+``~/.config``), and else uses the packaged default.
+
+Hostile text is refused before it can hurt: a file over :data:`MAX_BYTES`,
+keys dotted more than :data:`MAX_KEY_PARTS` deep (tomllib's memory grows with
+the square of that depth), and arrays or inline tables nested deeper than
+``jsonsafe.MAX_DEPTH`` are reported like any other bad TOML.
 """
 from __future__ import annotations
 
@@ -16,6 +28,18 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from .rules import jsonsafe
+
+ENV_VAR = "PATCHWORK_COMPANION_CONFIG"
+SYSTEM_CONFIG = Path("/etc/patchwork-companion/config.toml")
+PACKAGED = "the packaged default config"
+MAX_BYTES = 256 * 1024          #: a config file longer than this is refused (the default is ~3 KB)
+MAX_KEY_PARTS = 16              #: ``a.b.c`` has 3 parts; the schema needs 2
+EXIT_CONFIG = 78
+"""``run``'s exit status for a config that cannot be used (sysexits' EX_CONFIG); the
+systemd unit lists it in ``RestartPreventExitStatus``, so a broken config is not
+restarted forever."""
 
 
 class ConfigError(ValueError):
@@ -181,7 +205,7 @@ def validate(data: dict, source: str = "config") -> dict[str, dict[str, Any]]:
             problems.append(f"[{name}]: expected a table of keys ({sorted(SCHEMA[name])}), "
                             f"got {type(value).__name__} {value!r}")
             continue
-        if isinstance(value, dict):
+        if isinstance(value, dict) and name not in SCHEMA[""]:
             if name not in SCHEMA or name == "":
                 problems.append(f"[{name}]: unknown section; allowed: "
                                 f"{sorted(s for s in SCHEMA if s)}")
@@ -247,23 +271,142 @@ def default_text() -> str:
     return resources.files("firmware_py").joinpath("default-config.toml").read_text("utf-8")
 
 
+@dataclass(frozen=True)
+class Found:
+    """Where the config comes from: ``path`` (None: the packaged default) and
+    ``how`` it was chosen ("--config", "$PATCHWORK_COMPANION_CONFIG", "system",
+    "user", "packaged")."""
+
+    path: Path | None
+    how: str
+
+    @property
+    def label(self) -> str:
+        """The file for messages: its path, or "the packaged default config"."""
+        return str(self.path) if self.path is not None else PACKAGED
+
+    def describe(self) -> str:
+        """E.g. ``/etc/patchwork-companion/config.toml (system config)``."""
+        why = {"--config": "given with --config", ENV_VAR: f"from ${ENV_VAR}",
+               "system": "system config", "user": "user config", "packaged": "no config file found"}
+        return f"{self.label} ({why.get(self.how, self.how)})"
+
+
+def user_config_path(environ=None) -> Path:
+    """``$XDG_CONFIG_HOME/patchwork-companion/config.toml`` (default ``~/.config``)."""
+    environ = os.environ if environ is None else environ
+    base = environ.get("XDG_CONFIG_HOME") or ""
+    root = Path(base) if os.path.isabs(base) else Path.home() / ".config"
+    return root / "patchwork-companion" / "config.toml"
+
+
+def find_config(explicit: str | Path | None = None, environ=None) -> Found:
+    """The config every command uses: ``explicit`` (``--config``), else
+    ``$PATCHWORK_COMPANION_CONFIG``, else :data:`SYSTEM_CONFIG` if it exists,
+    else the user's XDG config if it exists, else the packaged default.
+
+    A file named explicitly or by the variable is used even if it is missing
+    (loading it then says so); the other two only when they exist.
+    """
+    environ = os.environ if environ is None else environ
+    if explicit:
+        return Found(Path(explicit), "--config")
+    if environ.get(ENV_VAR):
+        return Found(Path(environ[ENV_VAR]), ENV_VAR)
+    if os.path.lexists(SYSTEM_CONFIG):
+        return Found(SYSTEM_CONFIG, "system")
+    user = user_config_path(environ)
+    if os.path.lexists(user):
+        return Found(user, "user")
+    return Found(None, "packaged")
+
+
+def _hostile(text: str) -> str | None:
+    """A reason to refuse TOML text before parsing it, or None."""
+    if len(text) > MAX_BYTES:
+        return f"longer than {MAX_BYTES // 1024} KB: not a config file"
+    plain = _STRINGS.sub('""', text)            # quoted text and comments hold no structure
+    longest = max((m.group(0).count(".") + 1 for m in _DOTTED.finditer(plain)), default=0)
+    if longest > MAX_KEY_PARTS:
+        return f"a dotted key has {longest} parts (at most {MAX_KEY_PARTS})"
+    return None
+
+
+_STRINGS = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*',
+                      re.S)
+_DOTTED = re.compile(r'(?:[A-Za-z0-9_-]+|"")(?:[ \t]*\.[ \t]*(?:[A-Za-z0-9_-]+|""))+')
+
+
+def parse_toml(text: str, source: str = "config") -> dict:
+    """``tomllib.loads`` for text from outside: raises :class:`ConfigError`
+    ("not valid TOML: ...") for bad TOML, hostile size or nesting, never
+    RecursionError or MemoryError."""
+    reason = _hostile(text)
+    if reason is None:
+        try:
+            return jsonsafe.check_depth(tomllib.loads(text), "the TOML")
+        except tomllib.TOMLDecodeError as exc:
+            reason = str(exc)
+        except RecursionError:
+            reason = f"nested more than {jsonsafe.MAX_DEPTH} levels deep"
+        except jsonsafe.NestingError as exc:
+            reason = str(exc)
+    raise ConfigError([f"not valid TOML: {reason}"], source)
+
+
 def load_config(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
     """Read and validate a config file (None: the packaged default).
 
     Returns ``{section: {key: value}}`` with the top-level keys under "".
-    Raises :class:`ConfigError` for a missing/unreadable file, bad TOML or bad keys.
+    Raises :class:`ConfigError` for a missing/unreadable/empty file, bad or
+    hostile TOML, a file without ``backend``, or bad keys.
     """
     source = str(path) if path else "default-config.toml"
     try:
         text = Path(path).read_text("utf-8") if path else default_text()
-        data = tomllib.loads(text)
     except FileNotFoundError:
         raise ConfigError([f"file not found: {path}"], source) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError([f"cannot read: {exc}"], source) from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError([f"not valid TOML: {exc}"], source) from exc
+    if not text.strip("\x00 \t\r\n"):
+        what = "holds only NUL bytes" if "\x00" in text else "is empty"
+        raise ConfigError([f"the file {what} (a power cut while it was written?); it must at "
+                           f"least name the backend, e.g. backend = \"pi\""], source)
+    data = parse_toml(text, source)
+    if "backend" not in data:
+        raise ConfigError(["backend: missing; a config file names its backend: 'pi' on a "
+                           "Raspberry Pi, 'sim' simulated"], source)
     return validate(data, source)
+
+
+def config_line(found: Found, cfg: dict | None) -> str:
+    """The first line every config-reading command gives: the file and its backend,
+    e.g. ``config /etc/patchwork-companion/config.toml (system config): backend pi``."""
+    if cfg is None:
+        return f"config {found.describe()}: not valid"
+    return f"config {found.describe()}: backend {cfg['']['backend']}"
+
+
+def discover(explicit: str | Path | None = None, say=None, stream=None) -> tuple[Found, dict | None]:
+    """What every command does first: :func:`find_config`, :func:`load_config`, then
+    ``say(line, ok)`` with :func:`config_line` (default: print it on standard error),
+    then each problem as ``FILE: problem`` on ``stream`` (standard error).
+
+    Returns ``(found, cfg)``; ``cfg`` is None when the config cannot be used
+    (``run`` then exits :data:`EXIT_CONFIG`, the others 2).
+    """
+    stream = stream or sys.stderr
+    say = say or (lambda line, ok: print(line, file=stream))
+    found = find_config(explicit)
+    try:
+        cfg = load_config(found.path)
+    except ConfigError as exc:
+        say(config_line(found, None), False)
+        for problem in exc.problems:
+            print(f"{found.label}: {problem}", file=stream)
+        return found, None
+    say(config_line(found, cfg), True)
+    return found, cfg
 
 
 def load_or_report(path: str | Path | None = None, stream=None) -> dict | None:

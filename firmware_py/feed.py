@@ -194,7 +194,7 @@ def moves_of(spec, groups) -> tuple[list, list]:
             if isinstance(item, Correction):
                 corrections.append({"player": item.player, "delta": item.delta,
                                     "after_move": len(moves)})
-                continue
+                item = item.adjust()          # in the record, an "adjust" move where it was made
             move = action_to_move(spec, item)
             if move is not None:
                 moves.append(move)

@@ -211,7 +211,7 @@ def _send(part, frame) -> str | None:
     ticket = part.submit(frame)
     if not part.wait_sent(ticket, HANG_SECONDS + 1.0):
         return f"no answer within {HANG_SECONDS + 1.0:g} s"
-    return part.failed or None
+    return part.failed or part.write_error or None   # a single failed write fails the test
 
 
 def _confirmed(name: str, what: str, verified: bool, confirm, question: str) -> Result:

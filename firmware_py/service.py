@@ -116,6 +116,8 @@ class Service:
         self.status: Status | None = None
         self.ready = threading.Event()
         self.problems: list[str] = []
+        self.on_sensor_needs: Callable | None = None   # (channels, game name): told on change
+        self._needs_told: tuple | None = None
 
     # ----- life cycle -----------------------------------------------------------------
     def post(self, event) -> None:
@@ -338,20 +340,44 @@ class Service:
         return [p for p in (self.parts.strip, self.parts.oled) if p is not None]
 
     def _part_warning(self, part) -> None:
+        """Show a part's failure on the OLED, and take the warning away once it writes again."""
         if part.failed and self.ui.warnings.get(part.name) != part.failed:
             self._touch()
             self.ui.warnings[part.name] = part.failed
+        elif not part.failed and part.name in self.ui.warnings:
+            self._touch()
+            del self.ui.warnings[part.name]
 
-    def _spaces(self, channels: frozenset[int]) -> frozenset[int]:
-        """Sensor channels -> time-board spaces through ``sensor.map`` (identity when unset)."""
-        state = self.ui.state
-        last = state.spec.last_space if state is not None else 53
+    def _channel_table(self, last: int) -> dict[int, int]:
+        """``{sensor channel: space}`` from ``sensor.map``/``map_express`` ({} = identity)."""
         table = self._channel_maps.get(last)
         if table is None:
             spec = self.cfg["sensor"]["map" if last == 53 else "map_express"]
             table = ({c: s for s, c in enumerate(LedLayout.parse(spec, 1 << 16, last).leds)}
                      if spec else {})
             self._channel_maps[last] = table
+        return table
+
+    def sensor_needs(self) -> tuple[int, str]:
+        """``(channels, game)``: how many sensor channels the game being played (or
+        chosen) reads through its map, and its name; during setup the smaller need
+        of the two games. The sensor link refuses a sensor with fewer (hardware/protocol.md)."""
+        game = self.ui.state.spec.game if self.ui.state is not None else self.ui.choice.get("game")
+        needs = {"patchwork": 53, "patchwork-express": 29}
+        if game not in needs:
+            return min(self._needs(53), self._needs(29)), "the game"
+        name = "Patchwork" if game == "patchwork" else "Patchwork Express"
+        return self._needs(needs[game]), name
+
+    def _needs(self, last: int) -> int:
+        table = self._channel_table(last)
+        return max(table) + 1 if table else last + 1
+
+    def _spaces(self, channels: frozenset[int]) -> frozenset[int]:
+        """Sensor channels -> time-board spaces through ``sensor.map`` (identity when unset)."""
+        state = self.ui.state
+        last = state.spec.last_space if state is not None else 53
+        table = self._channel_table(last)
         if not table:
             return frozenset(c for c in channels if c <= last)
         return frozenset(table[c] for c in channels if c in table)
@@ -366,6 +392,11 @@ class Service:
         return layout
 
     def _publish(self, screen: Screen, lights: Lights) -> None:
+        if self.on_sensor_needs is not None:
+            needs = self.sensor_needs()
+            if needs != self._needs_told:
+                self._needs_told = needs
+                self.on_sensor_needs(*needs)
         self._seq += 1
         ui = self.ui
         self.status = Status(ui.mode, len(ui.session.groups) if ui.session else 0, ui.state, screen,

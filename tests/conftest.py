@@ -11,6 +11,17 @@ GOLDEN = [json.loads(line) for line in (DATA / "engine-selfplay.jsonl").read_tex
           if line.strip()]
 
 
+@pytest.fixture(autouse=True)
+def _no_installed_config(monkeypatch, tmp_path_factory):
+    """Commands find their config by themselves; tests must never pick up one
+    installed on this machine (/etc, ~/.config, $PATCHWORK_COMPANION_CONFIG)."""
+    from firmware_py import config
+    home = tmp_path_factory.getbasetemp() / "no-installed-config"
+    monkeypatch.delenv(config.ENV_VAR, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg"))
+    monkeypatch.setattr(config, "SYSTEM_CONFIG", home / "etc" / "config.toml")
+
+
 @pytest.fixture
 def golden_games() -> list[dict]:
     """The 100 self-play records as JSON objects (fresh copies)."""

@@ -88,12 +88,12 @@ def test_club_commands_say_what_is_wrong_without_a_traceback(tmp_path, capsys):
     blocker = tmp_path / "results"
     blocker.write_text("a file where the results folder should be")
     cfg = tmp_path / "club.toml"
-    cfg.write_text('[club]\nenabled = true\nhost = "127.0.0.1"\nport = 1\n')
+    cfg.write_text('backend = "sim"\n[club]\nenabled = true\nhost = "127.0.0.1"\nport = 1\n')
     assert main(["club", "serve", "--config", str(cfg), "--port", "1", "--results", str(blocker)]) == 2
     assert capsys.readouterr().err.strip() == f"club serve: cannot keep the results in {blocker}: File exists"
     ca = tmp_path / "ca.pem"
     ca.write_text("not a certificate")
-    cfg.write_text(f'[club]\nenabled = true\ntls = true\nca_file = "{ca}"\n')
+    cfg.write_text(f'backend = "sim"\n[club]\nenabled = true\ntls = true\nca_file = "{ca}"\n')
     assert main(["club", "simulate", "--config", str(cfg), "--boxes", "1", "--seconds", "1"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"{cfg}: club.ca_file: cannot load {ca}") and "Traceback" not in err
@@ -103,7 +103,7 @@ def test_club_serve_on_a_busy_port_says_so_and_never_claims_to_serve(tmp_path, c
     import socket
     from firmware_py.cli import main
     cfg = tmp_path / "club.toml"
-    cfg.write_text('[club]\nenabled = true\nhost = "127.0.0.1"\nport = 1\n')
+    cfg.write_text('backend = "sim"\n[club]\nenabled = true\nhost = "127.0.0.1"\nport = 1\n')
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()

@@ -47,7 +47,7 @@ def _browser():
 def test_the_scoreboard_page_shows_every_table_live(tmp_path):
     broker = Broker(tmp_path).start()
     cfg = tmp_path / "club.toml"
-    cfg.write_text(f'[club]\nenabled = true\nhost = "127.0.0.1"\nport = {broker.port}\nclub = "club1"\n'
+    cfg.write_text(f'backend = "sim"\n[club]\nenabled = true\nhost = "127.0.0.1"\nport = {broker.port}\nclub = "club1"\n'
                    f'username = "{USER}"\npassword_file = "{broker.password_file}"\n')
     port = free_port()
     env = {**os.environ, "PYTHONPATH": os.getcwd()}

@@ -61,6 +61,43 @@ def test_demo_follows_an_express_game_with_a_leather_patch_set_aside(tmp_path):
     assert json.loads(stream.getvalue())["scores"] == record.result["scores"]
 
 
+def test_demo_plays_a_free_layout_record_and_saves_it_as_one(tmp_path):
+    """Each patch is bought by moving first and confirming among the patches whose
+    time matches; the end screen is the tally (not an error) and the record is saved."""
+    game = dict(json.loads(json.dumps(GOLDEN[8])), layout="free")
+    record = parse_record(game)
+    assert record.free and record.tracked
+    out = tmp_path / "out"
+    stream = io.StringIO()
+    rc = run_demo(_record_file(tmp_path, game), out, as_json=True, fast=True, stream=stream)
+    assert rc == 0
+    assert json.loads(stream.getvalue())["scores"] == game["result"]["scores"]
+    saved = parse_record((out / "game-record.json").read_text())
+    assert saved.layout == "free" and saved.circle == record.circle
+    assert saved.result == game["result"] and replay(saved)[1].scores == game["result"]["scores"]
+    assert {"started", "ended", "duration_s", "app"} <= set(saved.meta)
+
+
+def test_demo_plays_corrections_through_the_menu(tmp_path):
+    game = json.loads(json.dumps(GOLDEN[1]))
+    game["moves"].insert(3, {"adjust": 1, "buttons": 2})
+    game["moves"].insert(8, {"adjust": 1, "buttons": -1})
+    game["moves"].insert(12, {"adjust": 0, "buttons": 1})
+    del game["result"]
+    record = parse_record(game)
+    _, expected = replay(record)
+    out = tmp_path / "out"
+    stream = io.StringIO()
+    rc = run_demo(_record_file(tmp_path, game), out, as_json=True, fast=True, stream=stream)
+    assert rc == 0
+    assert json.loads(stream.getvalue())["scores"] == expected.scores
+    saved = parse_record((out / "game-record.json").read_text())
+    adjusts = [m for m in saved.moves if isinstance(m, dict) and "adjust" in m]
+    assert adjusts == [{"adjust": 1, "buttons": 2}, {"adjust": 1, "buttons": -1},
+                       {"adjust": 0, "buttons": 1}]
+    assert replay(saved)[1].scores == expected.scores
+
+
 def test_demo_command_prints_the_tally_as_the_oled_shows_it(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "firmware_py.cli", "demo", "--fast",
                            "--out", str(tmp_path / "out")], capture_output=True, text=True,

@@ -2,7 +2,7 @@
 
 Each problem message names the key (``section.key``, or ``[section]``) and
 says what is allowed; every problem of a file is listed at once; and
-``patchwork-companion run --config BAD`` exits 2 with the messages before any
+``patchwork-companion run --config BAD`` exits 78 with the messages before any
 part, journal folder or simulated sensor exists.
 """
 from __future__ import annotations
@@ -156,8 +156,8 @@ def test_the_packaged_default_is_valid():
 
 
 @pytest.mark.parametrize("bad", ["keys", "missing"])
-def test_run_with_a_bad_config_exits_2_with_the_messages_and_starts_nothing(tmp_path, bad):
-    """``run --config BAD``: exit 2, every message on stderr, no journal folder, no sensor link."""
+def test_run_with_a_bad_config_exits_78_with_the_messages_and_starts_nothing(tmp_path, bad):
+    """``run --config BAD``: exit 78, every message on stderr, no journal folder, no sensor link."""
     state, link = tmp_path / "state", tmp_path / "sensor-link"
     path = tmp_path / "bad.toml"
     if bad == "keys":
@@ -168,9 +168,11 @@ def test_run_with_a_bad_config_exits_2_with_the_messages_and_starts_nothing(tmp_
     proc = subprocess.run([sys.executable, "-m", "firmware_py.cli", "run", "--config", str(path)],
                           capture_output=True, text=True, timeout=60,
                           env={"XDG_STATE_HOME": str(state), "PATH": "/usr/bin:/bin"})
-    assert proc.returncode == 2, proc.stderr
+    assert proc.returncode == 78, proc.stderr       # the unit's RestartPreventExitStatus
     assert time.monotonic() - began < 20
     lines = proc.stderr.strip().splitlines()
+    assert lines.pop(0) == f"ERROR firmware_py.cli: config {path} (given with --config): not valid"
+    assert lines.pop().startswith("ERROR firmware_py.cli: not starting: fix")
     if bad == "keys":
         assert lines == [f"{path}: sim.speed: 0 is outside 0.1..100.0",
                          f"{path}: buttons.back: expected int, got str '13'",

@@ -47,6 +47,7 @@ def test_run_refuses_a_bad_config(tmp_path):
     bad.write_text('backend = "pi"\n[leds]\nbrightness = 3\ncolour = "red"\n')
     proc = subprocess.run([sys.executable, "-m", "firmware_py.cli", "run", "--config", str(bad)],
                           capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2
+    assert proc.returncode == 78                     # RestartPreventExitStatus of the unit
+    assert proc.stderr.splitlines()[0].endswith(f"config {bad} (given with --config): not valid")
     assert "leds.brightness: 3 is outside 0.0..1.0" in proc.stderr
     assert "leds.colour: unknown key" in proc.stderr

@@ -167,16 +167,16 @@ def test_error_rate_warns_then_drops_then_recovers(online):
 def test_wrong_protocol_or_space_count_drops_the_link_and_says_why():
     s = Session().do("no_device", []).do("connected", "x")
     s.do("received", enc(sp.Hello(0, 2, "9.0", 54)))
-    assert s.drop == "sensor speaks protocol 2, host speaks 1"
+    said = "sensor speaks protocol 2, host speaks 1 (update the host or the sensor firmware)"
+    assert s.drop == said
     s.do("disconnected", s.drop)                        # offline already, but a new reason
     assert [e.reason for e in s.posted] == [
-        "sensor offline: no device (none present)",
-        "sensor offline: sensor speaks protocol 2, host speaks 1"]
+        "sensor offline: no device (none present)", f"sensor offline: {said}"]
     s.do("connected", "x").do("received", enc(sp.Hello(0, 2, "9.0", 54)))
     s.do("disconnected", s.drop)
     assert len(s.posted) == 2                           # the same reason is not repeated
     s = Session().do("connected", "x").do("received", enc(sp.Hello(0, 1, "1.0", 30)))
-    assert s.drop == "sensor has 30 spaces, expected 54"
+    assert s.drop == "sensor has 30 spaces, the game needs 54 (check the sensor firmware and sensor.map)"
 
 
 def test_own_requests_read_back_are_counted_as_echoes(online):

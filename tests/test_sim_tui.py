@@ -37,6 +37,7 @@ from firmware_py.sim.tui_render import (BoardView, HandView, board_shape, board_
 FAST = {"buttons": {"hold_seconds": 0.5}, "sensor": {"stable_ms": 60, "guidance_seconds": 1.0},
         "sim": {"speed": 4.0}}
 FAST_TOML = """
+backend = "sim"
 [buttons]
 hold_seconds = 0.5
 [sensor]

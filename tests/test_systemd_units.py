@@ -160,6 +160,13 @@ def test_service_type_watchdog_and_restart(unit):
     assert one(unit, "Install", "WantedBy") == "multi-user.target"
 
 
+def test_a_bad_config_stops_the_restarts(unit):
+    """``run``'s exit status for an unusable config is the one the unit does not restart."""
+    from firmware_py.config import EXIT_CONFIG
+    assert values(unit, "Service", "RestartPreventExitStatus") == [str(EXIT_CONFIG)]
+    assert EXIT_CONFIG not in (0, 1, 2)          # not a crash, not a usage error
+
+
 def test_exec_start_matches_the_installer(unit):
     argv = shlex.split(one(unit, "Service", "ExecStart"))
     assert argv == [str(install.VENV / "bin" / "patchwork-companion"), "run", "--config", str(install.CONFIG)]

@@ -46,8 +46,8 @@ def add_parser(sub) -> None:
 
 def _settings(path: str | None):
     from ..club.bridge import ClubError, ClubSettings
-    from ..config import load_or_report
-    cfg = load_or_report(path)
+    from .common import discover, quiet
+    _, cfg = discover(path, quiet)
     if cfg is None:
         return None
     settings = ClubSettings.from_config(cfg)
@@ -133,8 +133,8 @@ def start_bridge(cfg: dict, config_path: str | None = None):
 
 
 def _bridge(args) -> int:
-    from ..config import load_or_report
-    cfg = load_or_report(args.config)
+    from .common import discover, quiet
+    _, cfg = discover(args.config, quiet)
     if cfg is None or _settings(args.config) is None:
         return 2
     if not cfg["club"]["enabled"]:

@@ -24,9 +24,34 @@ def store_folder(args) -> Path | None:
     """The store folder of ``args`` (None after printing the config's problems)."""
     if getattr(args, "store", None):
         return Path(args.store).expanduser()
-    from ..config import load_or_report, state_dir
-    cfg = load_or_report(getattr(args, "config", None))
+    from ..config import state_dir
+    _, cfg = discover(getattr(args, "config", None), quiet)
     return None if cfg is None else state_dir(cfg)
+
+
+def quiet(line: str, ok: bool) -> None:
+    """A ``say`` for :func:`discover` that speaks only when the config cannot be used."""
+    if not ok:
+        print(line, file=sys.stderr)
+
+
+CONFIG_HELP = ("TOML config file (default: $PATCHWORK_COMPANION_CONFIG, else "
+               "/etc/patchwork-companion/config.toml, else "
+               "$XDG_CONFIG_HOME/patchwork-companion/config.toml, else the packaged default)")
+
+
+def discover(explicit: str | None, say=None):
+    """``config.discover``: find and load the config the way ``run``, ``selftest``,
+    ``calibrate``, ``sim`` and ``config check`` all do (``--config``, then
+    ``$PATCHWORK_COMPANION_CONFIG``, the system file, the user's XDG file, the packaged
+    default), first saying which file and backend; returns ``(found, cfg or None)``."""
+    from ..config import discover as find
+    return find(explicit, say)
+
+
+def found_path(found) -> str | None:
+    """The config file's path as text, or None for the packaged default."""
+    return str(found.path) if found.path is not None else None
 
 
 def fail(message: str) -> int:

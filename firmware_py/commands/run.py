@@ -1,11 +1,17 @@
 """``patchwork-companion run``: the companion service itself (see :mod:`firmware_py.app`)."""
 from __future__ import annotations
 
+import logging
+
+from .common import CONFIG_HELP, discover
+
+LOG = logging.getLogger("firmware_py.cli")
+
 
 def add_parser(sub) -> None:
     """Register ``run``."""
     p = sub.add_parser("run", help="the companion service (backend from the config: pi or sim)")
-    p.add_argument("--config", help="TOML config file (default: the packaged one, simulated)")
+    p.add_argument("--config", help=CONFIG_HELP)
     p.set_defaults(func=run)
 
 
@@ -13,10 +19,18 @@ def run(args) -> int:
     """The command: serve until SIGTERM/SIGINT; returns the exit status."""
     import faulthandler
 
-    from ..app import run_forever
-    from ..config import load_or_report
-    cfg = load_or_report(args.config)
+    from ..config import EXIT_CONFIG
+
+    def log(line: str, ok: bool) -> None:
+        """The first log line: the config file and its backend (or that it is not valid)."""
+        (LOG.info if ok else LOG.error)("%s", line)
+
+    found, cfg = discover(args.config, log)
     if cfg is None:
-        return 2
+        LOG.error("not starting: fix %s (patchwork-companion config check), then start the "
+                  "service again; exit status %d stops systemd from restarting it",
+                  found.label, EXIT_CONFIG)
+        return EXIT_CONFIG
+    from ..app import run_forever
     faulthandler.enable()          # a watchdog kill (SIGABRT) leaves every thread's traceback
     return run_forever(cfg)

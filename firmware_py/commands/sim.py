@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import sys
 
+from .common import CONFIG_HELP, discover
+
 
 def add_parser(sub) -> None:
     """Register ``sim``."""
     p = sub.add_parser("sim", help="play at a simulated table in the terminal (textual UI; "
                        "the [sim] extra)")
-    p.add_argument("--config", help="TOML config file (the backend is forced to sim)")
+    p.add_argument("--config", help=CONFIG_HELP + "; the backend is forced to sim")
     p.add_argument("--out", help="journal folder (default: <state dir>/sim); "
                    "starting again resumes the game kept there")
     p.add_argument("--seed", type=int, help="deal the patch circle from this seed (repeatable games)")
@@ -25,10 +27,13 @@ def run(args) -> int:
               "pip install 'patchwork-companion[sim]' (in a checkout: pip install -e '.[sim]')",
               file=sys.stderr)
         return 2
+    found, cfg = discover(args.config)
+    if cfg is None:
+        return 2
     from ..sim.tui import main as sim_main
     argv = []
-    if args.config:
-        argv += ["--config", args.config]
+    if found.path is not None:
+        argv += ["--config", str(found.path)]
     if args.out:
         argv += ["--out", args.out]
     if args.seed is not None:

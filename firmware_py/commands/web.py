@@ -36,8 +36,8 @@ def _import_server():
 
 def run(args) -> int:
     """The command: serve until SIGTERM/SIGINT; returns the exit status."""
-    from ..config import load_or_report
-    cfg = load_or_report(args.config)
+    from .common import discover, quiet
+    _, cfg = discover(args.config, quiet)
     if cfg is None:
         return 2
     if args.port is not None and not 1 <= args.port <= 65535:

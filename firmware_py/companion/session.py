@@ -1,17 +1,47 @@
 """One game at the table: its setup, the turns accepted so far, undo, and its record.
 
 A turn is a group of engine actions accepted together (a move and the leather
-patch it won in Patchwork, say); undo removes the last group. Corrections of a
-player's buttons are kept beside the actions. The state is a fold of the groups,
-so an undo or a resume from the journal rebuilds it exactly.
+patch it won in Patchwork, say); undo removes the last group. A correction of a
+player's buttons is a group of its own, applied by the rules' pure
+``adjust_buttons`` and written into the record where it was made, so the
+record replays to the tally the table showed. The state is a fold of the
+groups, so an undo or a resume from the journal rebuilds it exactly.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
+from importlib import metadata
 
-from ..rules import (GameRecord, GameState, PlaceLeather, action_to_move, apply, load_spec,
-                     move_to_action, new_game)
+from ..rules import (Adjust, GameRecord, GameState, PlaceLeather, action_to_move, adjust_buttons,
+                     apply, load_spec, move_to_action, new_game)
 from .model import GREEN, YELLOW
+
+PACKAGE = "patchwork-companion"
+
+
+def now_text() -> str:
+    """The wall-clock time now as RFC 3339 with the local UTC offset,
+    e.g. ``"2026-12-01T19:04:00+01:00"`` (whole seconds)."""
+    return datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+def app_name() -> str:
+    """The program and version that writes records, e.g. ``"patchwork-companion 0.1.0"``."""
+    try:
+        return f"{PACKAGE} {metadata.version(PACKAGE)}"
+    except metadata.PackageNotFoundError:
+        return PACKAGE
+
+
+def _seconds_between(started: str, ended: str) -> int | None:
+    """Whole seconds from ``started`` to ``ended`` (RFC 3339 texts), or None if either is unusable."""
+    try:
+        span = datetime.fromisoformat(ended) - datetime.fromisoformat(started)
+    except (TypeError, ValueError):
+        return None
+    seconds = int(span.total_seconds())
+    return seconds if seconds >= 0 else None
 
 
 @dataclass(frozen=True)
@@ -19,9 +49,10 @@ class Setup:
     """How the game was set up: ``game`` ("patchwork"/"patchwork-express"),
     ``time_board`` ("2014"/"revised"/"standard"), ``first`` colour ("green" or
     "yellow": that player is player 0, R4), the dealt ``circle`` and Express
-    ``blue`` order, and ``free`` for a freely laid-out circle (design 2.1);
+    ``blue`` order, ``free`` for a freely laid-out circle (design 2.1),
     ``names``: the players' names as (green's, yellow's), chosen at setup, or ()
-    for the defaults "Green" and "Yellow"."""
+    for the defaults "Green" and "Yellow", and ``started``: when the game
+    started (RFC 3339 with UTC offset, "" unknown)."""
 
     game: str
     time_board: str
@@ -30,6 +61,7 @@ class Setup:
     blue: tuple[int, ...] = ()
     free: bool = False
     names: tuple[str, ...] = ()
+    started: str = ""
 
     @property
     def colours(self) -> tuple[str, str]:
@@ -47,6 +79,8 @@ class Setup:
                "circle": list(self.circle), "blue": list(self.blue), "free": self.free}
         if self.names:
             out["names"] = list(self.names)
+        if self.started:
+            out["started"] = self.started
         return out
 
     @classmethod
@@ -55,9 +89,14 @@ class Setup:
         try:
             setup = cls(data["game"], data["time_board"], data["first"], tuple(data["circle"]),
                         tuple(data.get("blue", ())), bool(data.get("free", False)),
-                        tuple(data.get("names", ())))
+                        tuple(data.get("names", ())), started=data.get("started", ""))
         except (KeyError, TypeError) as exc:
-            raise ValueError(f"bad setup entry: {exc!r}") from exc
+            raise ValueError(f"bad setup entry: {type(exc).__name__} {exc}") from exc
+        for key in ("game", "time_board", "first", "started"):
+            if not isinstance(getattr(setup, key), str):
+                raise ValueError(f"setup.{key} must be a string")
+        if not all(type(p) is int for p in setup.circle + setup.blue):
+            raise ValueError("setup.circle and setup.blue must list patch ids (integers)")
         if setup.names and (len(setup.names) != 2 or not all(isinstance(n, str) and n
                                                              for n in setup.names)):
             raise ValueError(f"setup.names must be two names, got {setup.names!r}")
@@ -75,20 +114,27 @@ class Setup:
 
 @dataclass(frozen=True)
 class Correction:
-    """A manual correction: ``delta`` buttons (may be negative) for ``player`` (0/1)."""
+    """A manual correction: ``delta`` buttons (non-zero, may be negative) for
+    ``player`` (0/1); recorded as ``{"adjust": player, "buttons": delta}``."""
 
     player: int
     delta: int
+
+    def adjust(self) -> Adjust:
+        """The rules' form of this correction."""
+        return Adjust(self.player, self.delta)
 
 
 class Session:
     """The game in progress: ``setup``, ``groups`` of accepted actions, and the state.
 
-    Not thread-safe: the service's event-loop thread owns it.
+    ``ended`` is when the game ended (RFC 3339, "" while it goes on); the
+    table sets it. Not thread-safe: the service's event-loop thread owns it.
     """
 
     def __init__(self, setup: Setup):
         self.setup = setup
+        self.ended = ""
         self.groups: list[tuple] = []
         self._states: list[GameState] = [setup.start_state()]
 
@@ -99,6 +145,7 @@ class Session:
         the live feed; its ``undo`` cannot go back further than ``state``."""
         session = cls.__new__(cls)
         session.setup = setup
+        session.ended = ""
         session.groups = list(groups)
         session._states = [state]
         return session
@@ -111,15 +158,16 @@ class Session:
     def check(self, group) -> tuple[GameState, tuple]:
         """Apply ``group`` to a copy and return (new state, events) without keeping it.
 
-        Raises the engine's IllegalActionError; the session is unchanged.
+        Raises the engine's IllegalActionError (AdjustError for a correction
+        that would leave fewer than 0 buttons); the session is unchanged.
         """
         state, events = self.state, []
         for item in group:
             if isinstance(item, Correction):
-                state = _corrected(state, item)
+                state, new = adjust_buttons(state, item.adjust())
             else:
                 state, new = apply(state, item)
-                events.extend(new)
+            events.extend(new)
         return state, tuple(events)
 
     def commit(self, group) -> tuple:
@@ -137,73 +185,63 @@ class Session:
         return self.groups.pop()
 
     def group_to_json(self, group) -> list:
-        """The journal form of a group: record moves, and corrections as objects."""
+        """The journal form of a group: record moves (a correction as
+        ``{"adjust": P, "buttons": N}``; an untracked leather placement as
+        ``{"leather": "place"}``)."""
         spec = self.state.spec
         out = []
         for item in group:
             if isinstance(item, Correction):
-                out.append({"correct": item.player, "delta": item.delta})
+                out.append(action_to_move(spec, item.adjust()))
             else:
                 out.append(action_to_move(spec, item) or {"leather": "place"})
         return out
 
     def group_from_json(self, items: list) -> tuple:
-        """Inverse of :meth:`group_to_json`; raises ValueError on a bad item."""
+        """Inverse of :meth:`group_to_json` (also reads the older correction form
+        ``{"correct": P, "delta": N}``); raises ValueError on a bad item."""
+        if not isinstance(items, list):
+            raise ValueError("a turn's moves must be a list")
         spec = self.state.spec
         group = []
         for i, item in enumerate(items):
             if isinstance(item, dict) and "correct" in item:
-                group.append(Correction(int(item["correct"]), int(item["delta"])))
-            elif item == {"leather": "place"}:
+                item = {"adjust": item["correct"], "buttons": item.get("delta")}
+            if item == {"leather": "place"}:
                 group.append(PlaceLeather())
-            else:
-                group.append(move_to_action(spec, item, i, tracked=False))
+                continue
+            action = move_to_action(spec, item, i, tracked=False)
+            group.append(Correction(*action) if isinstance(action, Adjust) else action)
         return tuple(group)
 
     def record(self, players: tuple[str, str] | None = None, meta: dict | None = None) -> GameRecord:
-        """The game record (untracked style) of the turns so far."""
+        """The game record (untracked style) of the turns so far.
+
+        Moves in the order they were accepted, each correction where it was
+        made; ``"layout": "free"`` with the setup's circle for a free layout.
+        ``meta`` holds ``started``, ``ended`` (RFC 3339, when known),
+        ``duration_s`` (whole seconds, when both are known) and ``app``, plus
+        any ``meta`` given (which wins).
+        """
         spec = self.state.spec
-        moves, corrections = [], []
+        moves = []
         for group in self.groups:
             for item in group:
-                if isinstance(item, Correction):
-                    corrections.append({"player": item.player, "delta": item.delta,
-                                        "after_move": len(moves)})
-                    continue
-                move = action_to_move(spec, item)
+                move = action_to_move(spec, item.adjust() if isinstance(item, Correction) else item)
                 if move is not None:
                     moves.append(move)
         names = players or self.setup.seat_names()
-        meta = dict(meta or {})
-        if corrections:
-            meta["corrections"] = corrections
-        circle, blue = self.setup.circle, self.setup.blue
-        if self.setup.free:
-            meta["layout"] = "free"
-            circle, blue = _purchase_order(spec, moves, circle, blue)
-        return GameRecord(self.setup.game, self.setup.time_board, names, circle, tuple(moves),
-                          blue if spec.blue_patches else None, None, meta or None)
-
-
-def _purchase_order(spec, moves, circle, blue):
-    """A free layout has no dealt order: write the circle (and blue order) as the
-    patches were bought, so each purchase stands first on offer when replayed (R3).
-
-    The smallest patch must stay last (R3), so a free-layout game in which it
-    was bought before other patches cannot be replayed with the neutral-token rule.
-    """
-    bought = [m["buy"] for m in moves if isinstance(m, dict) and "buy" in m]
-    smallest = spec.smallest_patch
-    first = [p for p in bought if p in circle and p != smallest]
-    rest = [p for p in circle if p not in first and p != smallest]
-    blue_first = [p for p in bought if p in blue]
-    return (tuple(first + rest + [smallest]),
-            tuple(blue_first + [p for p in blue if p not in blue_first]))
-
-
-def _corrected(state: GameState, c: Correction) -> GameState:
-    players = list(state.players)
-    p = players[c.player]
-    players[c.player] = p._replace(buttons=max(0, p.buttons + c.delta))
-    return state._replace(players=tuple(players))
+        info: dict = {}
+        if self.setup.started:
+            info["started"] = self.setup.started
+        if self.ended:
+            info["ended"] = self.ended
+            duration = _seconds_between(self.setup.started, self.ended)
+            if duration is not None:
+                info["duration_s"] = duration
+        info["app"] = app_name()
+        info.update(meta or {})
+        return GameRecord(self.setup.game, self.setup.time_board, names, self.setup.circle,
+                          tuple(moves), self.setup.blue if spec.blue_patches else None, None, info,
+                          "free" if self.setup.free else "dealt")
 

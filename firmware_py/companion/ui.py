@@ -16,7 +16,7 @@ from . import intents
 from .buttons import HOLD, PRESS, Gesture
 from .journal import JournalError
 from .model import GREEN, YELLOW
-from .session import Correction, Session, Setup
+from .session import Correction, Session, Setup, now_text
 from .tokens import LIFTED, MISMATCH, MOVE, ONTO, STILL, WAIT, Expectation, Verdict
 
 GAMES = (("patchwork", "Patchwork"), ("patchwork-express", "Patchwork Express"))
@@ -30,13 +30,17 @@ class TableUI:
     ``journal_write(body)`` writes one journal entry durably (may raise
     JournalError: the game goes on in memory with a warning);
     ``deal(game)`` returns ``(circle, blue)`` for a new game; ``on_end(session)``
-    saves the finished game's record and returns where (a path string).
+    saves the finished game's record and returns where (a path string);
+    ``wall_time()`` is the wall-clock time as RFC 3339 text (when a game
+    starts and ends, for its record).
     """
 
-    def __init__(self, journal_write: Callable[[dict], None], deal: Callable, on_end: Callable):
+    def __init__(self, journal_write: Callable[[dict], None], deal: Callable, on_end: Callable,
+                 wall_time: Callable[[], str] = now_text):
         self.journal_write = journal_write
         self.deal = deal
         self.on_end = on_end
+        self.wall_time = wall_time
         self.session: Session | None = None
         self.mode = "setup_game"
         self.cursor = 0
@@ -69,6 +73,8 @@ class TableUI:
                 session.commit(session.group_from_json(body["moves"]))
             elif body.get("kind") == "end":
                 ended = True
+                at = body.get("ended", "")
+                session.ended = at if isinstance(at, str) else ""
         self.session = session
         self.mode = "end" if ended or session.state.over else self._play_mode()
         self.cursor = 0
@@ -209,7 +215,7 @@ class TableUI:
         names = c.get("names") or {}
         chosen = (names.get(GREEN, "Green"), names.get(YELLOW, "Yellow"))
         setup = Setup(c["game"], c["time_board"], c["first"], c["circle"], c["blue"], c["free"],
-                      chosen if chosen != ("Green", "Yellow") else ())
+                      chosen if chosen != ("Green", "Yellow") else (), started=self.wall_time())
         self._write({"kind": "setup", "setup": setup.to_json()})
         self.session = Session(setup)
         self._to_turn()
@@ -375,7 +381,8 @@ class TableUI:
         return self.session.setup.colours[player or 0].capitalize()
 
     def _finish(self) -> None:
-        self._write({"kind": "end"})
+        self.session.ended = self.wall_time()
+        self._write({"kind": "end", "ended": self.session.ended})
         self.mode = "end"
         try:
             self.saved_to = self.on_end(self.session) or ""
@@ -389,6 +396,7 @@ class TableUI:
             return
         if self.mode == "end":
             self._write({"kind": "undo"})          # first lift the "end" entry
+            self.session.ended = ""
             if not self.state.over:
                 self.saved_to = ""
                 self._to_turn()

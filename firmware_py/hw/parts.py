@@ -2,8 +2,13 @@
 
 Each adapter is built around the real library object (a gpiozero pin factory, a
 ``neopixel.NeoPixel``, a luma device) and never lets a hardware error reach
-the game loop: a failure marks the part as failed, with a reason the service
-shows on the OLED and logs, and the game goes on without it (design 3).
+the game loop. An output part whose write raises (a loose I2C wire, a brown-out
+on the strip) is retried with back-off on its own thread and shows the frame
+of that moment as soon as a write goes through again; only a part that keeps
+failing for ``FAIL_SECONDS`` (or hangs in a call) is marked failed, with a
+reason the service shows on the OLED and logs, and the game goes on without it
+(design 3). A failed part is still retried, and its warning goes once it
+writes again.
 """
 from __future__ import annotations
 
@@ -20,6 +25,9 @@ LOG = logging.getLogger(__name__)
 HANG_SECONDS = 2.0     #: a driver call running longer than this marks its part failed
 CLOSE_SECONDS = 1.0    #: how long :meth:`Part.close` waits for a busy driver
 ORDER_SECONDS = 0.25   #: how long an OLED frame waits for the LED frame submitted before it
+RETRY_FIRST = 0.05     #: seconds before the first retry after a failed write
+RETRY_MAX = 0.8        #: the longest wait between retries (a recovered part shows within this)
+FAIL_SECONDS = 1.5     #: writes failing for this long (and 3 times or more) mark the part failed
 _WOKEN = object()      #: the output thread woke up (new frame, closing or an animation due)
 
 
@@ -51,10 +59,13 @@ class Part:
     service uses :meth:`submit` instead: frames go to the part's own output
     thread, which keeps only the latest one, so a slow or hanging driver never
     blocks the game loop; an :class:`Animation` is played there too (a pulsing
-    LED needs no work from the loop). :meth:`check` (called by the loop) marks
-    the part failed when one driver call has run for ``HANG_SECONDS``;
+    LED needs no work from the loop). A write that raises is tried again
+    after ``RETRY_FIRST`` seconds, doubling up to ``RETRY_MAX``, with the
+    newest frame (an animation's frame of that moment); writes failing for
+    ``FAIL_SECONDS`` mark the part failed. :meth:`check` (called by the loop)
+    marks the part failed when one driver call has run for ``HANG_SECONDS``;
     ``on_failure`` (set by the service, called from any thread) is told when
-    the part fails.
+    the part fails and when a failed part writes again.
     """
 
     name = "part"
@@ -70,16 +81,67 @@ class Part:
         self._busy_since: float | None = None  # time.monotonic() since a frame is in flight
         self._closing = False
         self._last_frame = None               # the last frame of an animation shown
+        self._retry_at: float | None = None   # back-off: no write before this time
+        self._retry_item = None               # what to write then (unless a newer frame came)
+        self._failing_since: float | None = None
+        self._failures = 0                    # failed writes in a row
+        self.writes_failed = 0                #: failed writes since start (for tests, logs)
+        self.write_error = ""                 #: why the last write failed ("" once one went out)
+        self.on_frame: Callable | None = None  #: sees every frame that went out
         # wakes the output thread: a raw lock used as a binary semaphore (held = nothing
         # new); an animation's timed wait on it costs half of a Condition's timed wait
         self._wake = threading.Lock()
         self._wake.acquire()
 
-    def show(self, frame) -> None:           # pragma: no cover - overridden
-        """Hand ``frame`` to the driver now (never raises)."""
+    def _write(self, frame) -> None:         # pragma: no cover - overridden
+        """Hand ``frame`` to the driver (may raise whatever the driver raises)."""
 
     def _close_driver(self) -> None:         # pragma: no cover - overridden
         """Switch the hardware off (never raises)."""
+
+    def show(self, frame) -> bool:
+        """Hand ``frame`` to the driver now; True when it went out. Never raises: a
+        failed write schedules a retry (see the class) and may mark the part failed."""
+        with self._cond:
+            self._busy_since = time.monotonic()
+        try:
+            self._write(frame)
+        except Exception as exc:  # noqa: BLE001  a driver may raise anything
+            self._write_failed(exc)
+            return False
+        finally:
+            with self._cond:
+                self._busy_since = None
+        self._wrote()
+        if self.on_frame is not None:
+            self.on_frame(frame)
+        return True
+
+    def _write_failed(self, exc: BaseException) -> None:
+        """Count a failed write, schedule the retry, mark failed once it keeps failing."""
+        now = time.monotonic()
+        self.write_error = f"{self.name} failed: {type(exc).__name__}"
+        self.writes_failed += 1
+        self._failures += 1
+        if self._failing_since is None:
+            self._failing_since = now
+            LOG.warning("%s: write failed (%s: %s); retrying", self.name, type(exc).__name__, exc)
+        delay = min(RETRY_MAX, RETRY_FIRST * 2 ** (self._failures - 1))
+        with self._cond:
+            self._retry_at = now + delay
+        if now - self._failing_since >= FAIL_SECONDS and self._failures >= 3:
+            self._fail(exc)
+
+    def _wrote(self) -> None:
+        """A write went through: forget the failures; a failed part is back."""
+        self.write_error = ""
+        if self._failing_since is None and not self.failed:
+            return
+        LOG.warning("%s: writing again after %d failed writes", self.name, self._failures)
+        self._failing_since, self._failures = None, 0
+        if self.failed:
+            self.failed = ""
+            self._tell()
 
     def _fail(self, exc: BaseException | str) -> None:
         first = not self.failed
@@ -87,7 +149,11 @@ class Part:
             LOG.error("%s failed: %s", self.name, exc)
         self.failed = (f"{self.name} failed: {exc}" if isinstance(exc, str)
                        else f"{self.name} failed: {type(exc).__name__}")
-        if first and self.on_failure is not None:
+        if first:
+            self._tell()
+
+    def _tell(self) -> None:
+        if self.on_failure is not None:
             try:
                 self.on_failure(self)
             except Exception:  # noqa: BLE001  the listener's bug must not kill an output thread
@@ -108,8 +174,6 @@ class Part:
             if self._closing:
                 return self._tickets
             self._tickets += 1
-            if self._busy_since is None:
-                self._busy_since = time.monotonic()
             self._pending = (self._tickets, frame, after)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name=f"output-{self.name}",
@@ -167,31 +231,40 @@ class Part:
                 after[0].wait_sent(after[1], ORDER_SECONDS)
             frame, playing, due = self._frame_of(item)
             if frame is not None and (fresh or frame != self._last_frame):
-                self.show(frame)
-                self._last_frame = frame if playing is not None else None
+                if self.show(frame):
+                    self._last_frame = frame if playing is not None else None
+                else:                           # try again later, with the newest frame
+                    self._last_frame = None
+                    self._retry_item = item
             with self._cond:
-                self._done = ticket
-                if self._pending is None:
-                    self._busy_since = None
-                else:                           # a newer frame waits: it is in flight now
-                    self._busy_since = time.monotonic()
+                self._done = max(self._done, ticket)
                 self._cond.notify_all()
 
     def _take(self, playing, due: float | None):
         """The next job (ticket, item, after, fresh): the frame submitted, else the
-        animation's next frame once ``due``; None when closing; ``_WOKEN`` after
-        waiting for either (the caller asks again)."""
+        frame a retry is for, else the animation's next frame once ``due``; during a
+        back-off nothing is written before it ends; None when closing with nothing
+        queued; ``_WOKEN`` after waiting (the caller asks again)."""
         with self._cond:
-            if self._pending is not None:
-                ticket, item, after = self._pending
-                self._pending = None
-                return ticket, item, after, True
-            if self._closing:
+            if self._closing and self._pending is None:
                 return None
-            left = None if due is None else due - time.monotonic()
-            if left is not None and left <= 0:  # the next frame of the animation
-                self._busy_since = time.monotonic()
-                return self._done, playing, None, False
+            now = time.monotonic()
+            if self._retry_at is not None and now < self._retry_at and not self._closing:
+                left = self._retry_at - now         # backing off after a failed write
+            else:
+                retry = None
+                if self._retry_at is not None:
+                    self._retry_at = None
+                    retry, self._retry_item = self._retry_item, None
+                if self._pending is not None:
+                    ticket, item, after = self._pending
+                    self._pending = None
+                    return ticket, item, after, True
+                if retry is not None:
+                    return self._done, retry, None, True
+                left = None if due is None else due - now
+                if left is not None and left <= 0:  # the next frame of the animation
+                    return self._done, playing, None, False
         self._wake.acquire(True, -1 if left is None else left)
         return _WOKEN
 
@@ -199,8 +272,6 @@ class Part:
         """(frame to show, animation playing or None, when its next frame is due or None)."""
         if not isinstance(item, Animation):
             return item, None, None
-        if self.failed:                         # nothing goes out: stop drawing
-            return None, None, None
         now = time.monotonic()
         try:
             return item.render(now), item, item.next_at(now)
@@ -277,24 +348,16 @@ class LedStrip(Part):
         self.on_frame = on_frame
         self._sent: list | None = None      # the last frame shown in full
 
-    def show(self, frame: list[tuple[int, int, int]]) -> None:
-        """Send ``frame``; a library error marks the strip failed (never raises)."""
-        if self.failed:
-            return
-        try:
-            pixels, last = self.pixels, self._sent
-            changed = (range(len(frame)) if last is None or len(last) != len(frame)
-                       else compress(count(), map(ne, frame, last)))   # compared in C
-            for i in changed:                            # only the LEDs that changed
-                pixels[i] = frame[i]
-            self._sent = None                            # unknown until show() returns
-            pixels.show()
-            self._sent = list(frame)
-        except Exception as exc:  # noqa: BLE001  a driver may raise anything
-            self._fail(exc)
-            return
-        if self.on_frame is not None:
-            self.on_frame(frame)
+    def _write(self, frame: list[tuple[int, int, int]]) -> None:
+        """Send ``frame`` (only the LEDs that changed are set); raises what the driver raises."""
+        pixels, last = self.pixels, self._sent
+        self._sent = None                            # unknown until show() returns
+        changed = (range(len(frame)) if last is None or len(last) != len(frame)
+                   else compress(count(), map(ne, frame, last)))   # compared in C
+        for i in changed:                            # only the LEDs that changed
+            pixels[i] = frame[i]
+        pixels.show()
+        self._sent = list(frame)
 
     def _close_driver(self) -> None:
         """Switch every LED off (on shutdown, so a stopped service leaves nothing lit)."""
@@ -322,17 +385,9 @@ class Oled(Part):
         self.device = device
         self.on_frame = on_frame
 
-    def show(self, image) -> None:
-        """Display ``image``; a library or bus error marks the OLED failed (never raises)."""
-        if self.failed:
-            return
-        try:
-            self.device.display(image)
-        except Exception as exc:  # noqa: BLE001
-            self._fail(exc)
-            return
-        if self.on_frame is not None:
-            self.on_frame(image)
+    def _write(self, image) -> None:
+        """Display ``image``; raises what the library or the bus raises."""
+        self.device.display(image)
 
     def _close_driver(self) -> None:
         """Clear and switch the display off (on shutdown)."""

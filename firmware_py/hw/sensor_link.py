@@ -10,6 +10,10 @@ Two layers:
   and hands the session's events to ``post``. The thread never touches game
   state; it only posts :class:`SensorOccupancy` and :class:`SensorStatus`.
 
+The port is opened exclusively (pyserial's ``exclusive=True``, an ``flock``):
+a second process trying the same sensor gets "sensor port in use" at once
+instead of half of the frames. Opens are at least ``reopen_interval`` apart.
+
 pyserial pitfalls handled here: ``readline()`` timeouts restart on every byte,
 so we read ``in_waiting or 1`` bytes with a short timeout into our own parser;
 ``open()`` flushes what the device sent, so we ask for HELLO and SNAP at once;
@@ -19,6 +23,7 @@ sends nothing until DTR is asserted, and a pty refuses DTR with ENOTTY.
 from __future__ import annotations
 
 import collections
+import errno
 import glob
 import logging
 import os
@@ -87,8 +92,10 @@ class SensorStatus:
 
     online: frames are flowing and trusted; degraded: online but the recent
     error rate is high (a warning before the link is declared dead); reason:
-    human-readable, starting "sensor online", "sensor degraded" or "sensor
-    offline"; stats: the :class:`LinkStats` at that moment.
+    one human-readable line, starting "sensor online", "sensor degraded",
+    "sensor offline" (with the diagnosis of a refused handshake) or "sensor
+    port in use" (another program holds the port); stats: the
+    :class:`LinkStats` at that moment.
     """
 
     online: bool
@@ -110,7 +117,9 @@ class LinkTiming:
     errors than good frames) that drop the link; request_holdoff: minimum
     seconds between snapshot requests; read_timeout: the longest a read waits
     for bytes (it waits less when :meth:`LinkSession.next_deadline` is nearer,
-    so an idle link wakes only for the sensor's heartbeat and real deadlines).
+    so an idle link wakes only for the sensor's heartbeat and real deadlines);
+    reopen_interval: the least time between two opens of the port (a sensor
+    refused at its handshake is reopened at most twice a second).
     """
 
     silence_timeout: float = 1.6
@@ -121,15 +130,21 @@ class LinkTiming:
     dead_errors: int = 10
     request_holdoff: float = 0.25
     read_timeout: float = 2.0       # data wakes the reader at once; deadlines come sooner
+    reopen_interval: float = 0.5
 
 
 # ------------------------------------------------------------------ session
 class LinkSession:
     """The link's decisions from bytes, errors and time; no I/O, no clock.
 
-    spaces: the expected number of board spaces (None: accept the sensor's).
-    After each call, :meth:`drain` returns (events to post, bytes to write,
-    reason to drop the connection or None).
+    spaces: the number of sensor channels the game needs (None: accept the
+    sensor's): a sensor reporting fewer in its HELLO is refused (see
+    :meth:`need_spaces`). After each call, :meth:`drain` returns (events to
+    post, bytes to write, reason to drop the connection or None).
+
+    A HELLO this host cannot accept (another protocol version, extra fields,
+    a firmware version too long or odd, too few spaces) drops the connection
+    with a one-line diagnosis as the offline reason.
     """
 
     _PARSER_KEYS = {"frames": "frames_ok", "crc_errors": "crc_errors",
@@ -137,6 +152,7 @@ class LinkSession:
 
     def __init__(self, spaces: int | None = None, timing: LinkTiming | None = None):
         self.spaces = spaces
+        self.needed_by = "the game"             # who needs ``spaces``: "Patchwork" ...
         self.timing = timing or LinkTiming()
         self.parser = sp.FrameParser()
         self.counts = dict.fromkeys(("frames_ok", "crc_errors", "garbage_lines", "malformed",
@@ -198,14 +214,30 @@ class LinkSession:
         force, self._incompatible = self._incompatible, False
         self._set_state(now, "offline", f"sensor offline: {reason}", force)
 
-    def no_device(self, now: float, tried: list[str]) -> None:
-        """No device of the list could be opened."""
+    def no_device(self, now: float, tried: list[str], busy: list[str] = ()) -> None:
+        """No device of the list could be opened; ``busy`` are those another
+        process holds (their exclusive lock is taken)."""
+        if busy:
+            self._set_state(now, "offline", f"sensor port in use: {', '.join(busy)} is open in "
+                            "another program (another companion?)")
+            return
         shown = ", ".join(tried) if tried else "none present"
         self._set_state(now, "offline", f"sensor offline: no device ({shown})")
+
+    def need_spaces(self, now: float, spaces: int | None, who: str = "the game") -> None:
+        """The game now needs ``spaces`` sensor channels (None: any), ``who`` says
+        which game for the message; a sensor already online with fewer is dropped."""
+        self.spaces, self.needed_by = spaces, who
+        if self.hello is not None:
+            problem = self._spaces_problem(self.hello)
+            if problem:
+                self._refuse(problem)
 
     def received(self, now: float, data: bytes) -> None:
         """Bytes read from the port: parse, count errors, post occupancy."""
         frames = self.parser.feed(data)
+        for diagnosis in self.parser.take_handshake_errors():
+            self._refuse(diagnosis)
         errors = self._count_parser()
         for _ in range(errors):
             self._errors.append(now)
@@ -304,13 +336,25 @@ class LinkSession:
         self._errors.append(now)
         self.ask_snapshot(now)
 
+    def _spaces_problem(self, hello: sp.Hello) -> str:
+        if self.spaces is not None and hello.spaces < self.spaces:
+            return (f"sensor has {hello.spaces} spaces, {self.needed_by} needs {self.spaces} "
+                    "(check the sensor firmware and sensor.map)")
+        return ""
+
+    def _refuse(self, diagnosis: str) -> None:
+        """Drop the connection: the sensor's handshake cannot be accepted (said as the reason)."""
+        if self._drop is None:
+            self._drop = diagnosis
+        self._incompatible = True
+        self.hello = None
+
     def _on_hello(self, now: float, hello: sp.Hello) -> None:
         if hello.protocol != sp.PROTOCOL_VERSION:
-            self._drop = f"sensor speaks protocol {hello.protocol}, host speaks {sp.PROTOCOL_VERSION}"
-            self._incompatible = True
-        elif self.spaces is not None and hello.spaces != self.spaces:
-            self._drop = f"sensor has {hello.spaces} spaces, expected {self.spaces}"
-            self._incompatible = True
+            self._refuse(f"sensor speaks protocol {hello.protocol}, host speaks "
+                         f"{sp.PROTOCOL_VERSION} (update the host or the sensor firmware)")
+        elif self._spaces_problem(hello):
+            self._refuse(self._spaces_problem(hello))
         else:
             first = self.hello is None
             self.hello = hello
@@ -403,7 +447,10 @@ class SensorLink:
         self._thread: threading.Thread | None = None
         self._port = None
         self._next_try = 0.0
+        self._last_open: float | None = None
         self._want_snapshot = False
+        self._want_spaces: tuple | None = None
+        self._logged = ""
         self._want_stats = False
 
     def start(self) -> None:
@@ -432,6 +479,12 @@ class SensorLink:
     def request_snapshot(self) -> None:
         """Ask the sensor for a full snapshot soon (thread-safe)."""
         self._want_snapshot = True
+        self._wake_reader()
+
+    def need_spaces(self, spaces: int | None, who: str = "the game") -> None:
+        """The game now needs ``spaces`` sensor channels (thread-safe; see
+        :meth:`LinkSession.need_spaces`); applied by the reader thread."""
+        self._want_spaces = (spaces, who)
         self._wake_reader()
 
     def request_scan_stats(self) -> None:
@@ -472,22 +525,29 @@ class SensorLink:
             self._stop.wait(min(0.05, self._next_try - now))
             return
         self._next_try = now + self.timing.retry_interval
+        self._apply_spaces()
         tried = expand_devices(self.devices)
+        busy: list[str] = []
         for device in tried:
-            port = self._open(device)
+            port = self._open(device, busy)
             if port is not None:
-                self._port = port
+                self._port, self._last_open = port, self.clock()
                 self._step(lambda s, t: s.connected(t, device))
                 return
-        self._step(lambda s, t: s.no_device(t, tried))
+        self._step(lambda s, t: s.no_device(t, tried, busy))
 
-    def _open(self, device: str):
+    def _open(self, device: str, busy: list[str]):
+        """Open ``device`` exclusively (DTR asserted); None when it cannot be opened
+        (appended to ``busy`` when another process holds it)."""
         try:
             port = self._factory(device, baudrate=self.baud, timeout=self.timing.read_timeout,
-                                 write_timeout=0.5, dsrdtr=False, rtscts=False, do_not_open=True)
+                                 write_timeout=0.5, dsrdtr=False, rtscts=False,
+                                 exclusive=True, do_not_open=True)
             port.dtr = True          # applied by open(); pyserial ignores ENOTTY there
             port.open()
         except PORT_ERRORS as exc:
+            if _locked(exc):
+                busy.append(device)
             LOG.debug("cannot open %s: %s", device, exc)
             return None
         try:
@@ -504,6 +564,7 @@ class SensorLink:
             self._close(f"device lost ({exc.__class__.__name__}: {exc})")
             return
         want, self._want_snapshot = self._want_snapshot, False
+        self._apply_spaces()
         want_stats, self._want_stats = self._want_stats, False
 
         def step(session: LinkSession, now: float) -> None:
@@ -516,6 +577,12 @@ class SensorLink:
                 session.ask_scan_stats(now)
             session.tick(now)
         self._step(step)
+
+    def _apply_spaces(self) -> None:
+        """Hand a new space count the game needs to the session (on the reader thread)."""
+        want, self._want_spaces = self._want_spaces, None
+        if want is not None:
+            self._step(lambda s, t: s.need_spaces(t, *want))
 
     def _pace(self) -> None:
         """Let the next read wait until the session's next deadline (at most
@@ -550,7 +617,11 @@ class SensorLink:
             port.close()
         except PORT_ERRORS:
             pass
-        self._next_try = self.clock()   # try again at once, then every retry_interval
+        # try again at once, then every retry_interval; never two opens within
+        # reopen_interval (a sensor refused at its handshake: twice a second at most)
+        now = self.clock()
+        last = self._last_open if self._last_open is not None else now
+        self._next_try = max(now, last + self.timing.reopen_interval)
         with self._lock:
             self.session.disconnected(self.clock(), reason)
             events, _, _ = self.session.drain()
@@ -558,7 +629,16 @@ class SensorLink:
 
     def _post(self, events: list) -> None:
         for event in events:
+            if isinstance(event, SensorStatus) and event.reason != self._logged:
+                self._logged = event.reason        # the log says each new state once
+                (LOG.info if event.online else LOG.warning)("%s", event.reason)
             try:
                 self.post(event)
             except Exception:  # the consumer's bug must not kill the reader
                 LOG.exception("sensor link: post(%r) failed", event)
+
+
+def _locked(exc: BaseException) -> bool:
+    """True when opening failed because another process holds the port's lock."""
+    return (getattr(exc, "errno", None) in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES)
+            and "lock" in str(exc).lower())

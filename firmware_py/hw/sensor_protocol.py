@@ -75,6 +75,15 @@ class FieldError(ProtocolError):
     """A frame kind is known but a field is missing, extra or out of range."""
 
 
+class HandshakeError(FieldError):
+    """A HELLO this host cannot accept as protocol 1's: ``diagnosis`` is one line
+    saying what was unexpected (for the OLED and the log)."""
+
+    def __init__(self, diagnosis: str):
+        self.diagnosis = diagnosis
+        super().__init__(diagnosis)
+
+
 # ------------------------------------------------------------------------ crc
 def _crc_table() -> tuple[int, ...]:
     table = []
@@ -115,17 +124,28 @@ def _freeze_occupied(frame, occupied) -> None:
     object.__setattr__(frame, "occupied", occ)
 
 
+HELLO_FIELDS = 4
+"""Fields of a HELLO after its kind: seq, protocol, firmware, spaces."""
+HELLO_OPTIONS: tuple[str, ...] = ()
+"""Names of the optional ``name=value`` fields ``hardware/protocol.md`` documents
+after a HELLO's space count (none in protocol 1 yet). A documented one is kept
+in :attr:`Hello.options`; any other extra field is an unexpected handshake."""
+
+
 @dataclass(frozen=True)
 class Hello:
     """Handshake from the sensor: protocol version, firmware version, space count.
 
-    ``firmware`` is 1..16 characters of ``[0-9A-Za-z._+-]``; ``spaces`` 1..128.
+    ``firmware`` is 1..16 characters of ``[0-9A-Za-z._+-]``; ``spaces`` 1..128;
+    ``options``: documented optional ``(name, value)`` fields (see
+    :data:`HELLO_OPTIONS`), in the order sent.
     """
 
     seq: int
     protocol: int
     firmware: str
     spaces: int
+    options: tuple[tuple[str, str], ...] = ()
     KIND = "HELLO"
 
     def __post_init__(self):
@@ -270,7 +290,8 @@ def frame_body(frame: Frame) -> str:
     """The body of ``frame`` (between ``$`` and ``*``), e.g. ``"PW,REQ,3,SNAP"``."""
     head = f"PW,{frame.KIND},{frame.seq}"
     if isinstance(frame, Hello):
-        return f"{head},{frame.protocol},{frame.firmware},{frame.spaces}"
+        extra = "".join(f",{name}={value}" for name, value in frame.options)
+        return f"{head},{frame.protocol},{frame.firmware},{frame.spaces}{extra}"
     if isinstance(frame, Request):
         return f"{head},{frame.what}"
     if isinstance(frame, ScanStats):
@@ -302,8 +323,7 @@ def _expect(fields: list[str], count: int, kind: str) -> None:
 
 def _decode_fields(kind: str, f: list[str]) -> Frame:
     if kind == "HELLO":
-        _expect(f, 4, kind)
-        return Hello(_uint(f[0], "seq"), _uint(f[1], "protocol"), f[2], _uint(f[3], "spaces"))
+        return _decode_hello(f)
     if kind == "STAT":
         _expect(f, 5, kind)
         return ScanStats(*(_uint(text, name) for text, name in zip(
@@ -326,6 +346,35 @@ def _decode_fields(kind: str, f: list[str]) -> Frame:
         return Change(_uint(f[0], "seq"), spaces, _uint(f[2], "space"), f[3] == "ON",
                       parse_bitmap(f[4], spaces))
     raise UnknownKind(f"unknown frame kind {kind!r}")
+
+
+def _decode_hello(f: list[str]) -> Hello:
+    """A HELLO's fields -> :class:`Hello`; anything unexpected raises
+    :class:`HandshakeError` with a one-line diagnosis."""
+    if len(f) < HELLO_FIELDS:
+        raise HandshakeError(f"unexpected hello: {len(f)} fields, protocol {PROTOCOL_VERSION} "
+                             f"has {HELLO_FIELDS} (seq, protocol, firmware, spaces)")
+    extra = f[HELLO_FIELDS:]
+    options = tuple(tuple(x.split("=", 1)) for x in extra if "=" in x)
+    unknown = [x for x in extra if "=" not in x or x.split("=", 1)[0] not in HELLO_OPTIONS]
+    if unknown:
+        shown = ", ".join(repr(x[:12]) for x in unknown[:3])
+        raise HandshakeError(f"unexpected hello: {len(f)} fields, protocol {PROTOCOL_VERSION} "
+                             f"has {HELLO_FIELDS} (extra: {shown})")
+    firmware = f[2]
+    if not 1 <= len(firmware) <= 16:
+        raise HandshakeError(f"unexpected hello: firmware version of {len(firmware)} "
+                             "characters (at most 16)")
+    if not _FIRMWARE_RE.match(firmware):
+        raise HandshakeError(f"unexpected hello: firmware version {firmware!r} has characters "
+                             "other than 0-9 A-Z a-z . _ + -")
+    for name, text in (("seq", f[0]), ("protocol", f[1]), ("space count", f[3])):
+        if not _UINT_RE.match(text):
+            raise HandshakeError(f"unexpected hello: {name} {text[:12]!r} is not a number")
+    try:
+        return Hello(int(f[0]), int(f[1]), firmware, int(f[3]), options)
+    except FieldError as exc:
+        raise HandshakeError(f"unexpected hello: {exc}") from None
 
 
 def decode_line(line: bytes | str) -> Frame:
@@ -391,6 +440,7 @@ class FrameParser:
         """Forget buffered bytes and zero the counters (e.g. after a reconnect)."""
         self._buf = bytearray()
         self._cut = False
+        self.handshake_errors: list[str] = []
         self._counts = dict.fromkeys(ParserStats.__dataclass_fields__, 0)
 
     @property
@@ -415,8 +465,16 @@ class FrameParser:
             self._overflow()
         return frames
 
+    def take_handshake_errors(self) -> list[str]:
+        """The diagnoses of HELLO lines rejected since the last call (then forgotten)."""
+        out, self.handshake_errors = self.handshake_errors, []
+        return out
+
     def _overflow(self) -> None:
         self._counts["overlong"] += 1
+        if START + b"HELLO," in self._buf:
+            self.handshake_errors.append(f"unexpected hello: a line longer than {self.max_line} "
+                                         "bytes (a long firmware version?)")
         start = self._buf.rfind(b"$")
         if 0 < start and len(self._buf) - start <= self.max_line:
             del self._buf[:start]
@@ -435,6 +493,9 @@ class FrameParser:
             frame = decode_line(line[start:])
         except CrcMismatch as exc:
             return self._reject("crc_errors", exc)
+        except HandshakeError as exc:
+            self.handshake_errors.append(exc.diagnosis)
+            return self._reject("malformed", exc)
         except ProtocolError as exc:
             return self._reject("malformed", exc)
         self._counts["frames"] += 1

@@ -10,6 +10,7 @@ from .actions import (ADVANCE, DISCARD, Action, Advance, BluePatchesJoined, Buy,
                       ClaimSpecialTile, DiscardLeather, Event, GameEnded, IncomePaid,
                       LeatherDiscarded, LeatherPlaced, LeatherWon, PatchBought, PlaceLeather,
                       SpecialTileAwarded, TokenMoved)
+from .adjust import Adjust, ButtonsAdjusted, adjust_buttons
 from .catalogue import GameSpec, Patch, load_spec
 from .engine import apply, legal_actions, placement_masks, score, settle_leather, winner_of
 from .errors import *  # noqa: F401,F403  (the error classes are part of the API)

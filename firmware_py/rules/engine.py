@@ -153,7 +153,10 @@ def _buy(state: GameState, mover: int, action: A.Buy, events: list) -> GameState
     if tracked or action.mask is not None or area > empty:
         quilt = _place_patch(state, players[mover], pid, action.mask)
     events.append(_new(A.PatchBought, (mover, pid, cost)))
-    circle = circle[index + 1:] + circle[:index]
+    if free:                                        # the pool keeps its order
+        circle = circle[:index] + circle[index + 1:]
+    else:                                           # the neutral token moves to it (R3)
+        circle = circle[index + 1:] + circle[:index]
     if blue and len(circle) <= spec.blue_enter_when_left:
         events.append(A.BluePatchesJoined(blue))
         circle, blue = circle + blue, ()

@@ -102,3 +102,9 @@ class NotYourTurnError(IllegalActionError):
     """An action attributed to the player who is not to move."""
 
     rule = "R4: the token furthest behind moves; on a shared space the one on top"
+
+
+class AdjustError(IllegalActionError):
+    """A correction of a player's buttons that is not allowed."""
+
+    rule = "game record: a correction changes buttons by a non-zero amount, never below 0"

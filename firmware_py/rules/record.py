@@ -4,6 +4,11 @@ The format is specified in the project's game-record spec: one JSON object with
 the setup and every move. :func:`parse_record` validates the top level,
 :func:`replay` checks every move with the engine, :func:`dumps_record` writes
 a record back (``parse_record(json.loads(dumps_record(r))) == r``).
+
+Text is read with :mod:`.jsonsafe`: hostile nesting is a :class:`RecordError`
+like any other malformed record. A free layout (``"layout": "free"``) replays
+with any patch left on offer; a correction (``{"adjust": P, "buttons": N}``)
+is applied where it stands by :func:`.adjust.adjust_buttons`.
 """
 from __future__ import annotations
 
@@ -12,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from . import actions as A
+from . import jsonsafe
+from .adjust import Adjust, adjust_buttons
 from .catalogue import GAMES, GameSpec, load_spec
 from .engine import apply, settle_leather
 from .errors import IllegalActionError, SpecError
@@ -20,7 +27,9 @@ from .state import GameState, new_game
 from .tally import Tally, tally
 
 FORMAT = "patchwork-game-record/1"
-_KEYS = {"format", "game", "time_board", "players", "circle", "blue", "moves", "result", "meta"}
+_KEYS = {"format", "game", "time_board", "players", "layout", "circle", "blue", "moves", "result",
+         "meta"}
+LAYOUTS = ("dealt", "free")
 
 
 class RecordError(ValueError):
@@ -39,7 +48,11 @@ class RecordError(ValueError):
 
 @dataclass(frozen=True)
 class GameRecord:
-    """A parsed record: setup, the raw ``moves`` (JSON values), optional result and meta."""
+    """A parsed record: setup, the raw ``moves`` (JSON values), optional result and meta.
+
+    ``layout`` is "dealt" (the circle's order is the table's, R3) or "free"
+    (any patch left may be bought; the circle lists the patches in any order).
+    """
 
     game: str
     time_board: str
@@ -49,6 +62,12 @@ class GameRecord:
     blue: tuple[int, ...] | None = None
     result: dict | None = None
     meta: dict | None = field(default=None, compare=True)
+    layout: str = "dealt"
+
+    @property
+    def free(self) -> bool:
+        """True for a free layout (any patch left may be bought)."""
+        return self.layout == "free"
 
     @property
     def tracked(self) -> bool:
@@ -62,7 +81,10 @@ class GameRecord:
     def to_json(self) -> dict:
         """The record as a JSON-ready dict (keys in the spec's order)."""
         out: dict[str, Any] = {"format": FORMAT, "game": self.game, "time_board": self.time_board,
-                               "players": list(self.players), "circle": list(self.circle)}
+                               "players": list(self.players)}
+        if self.free:
+            out["layout"] = self.layout
+        out["circle"] = list(self.circle)
         if self.blue is not None:
             out["blue"] = list(self.blue)
         out["moves"] = list(self.moves)
@@ -96,15 +118,22 @@ def parse_record(data: Any) -> GameRecord:
     """
     if isinstance(data, (str, bytes)):
         try:
-            data = json.loads(data)
+            data = jsonsafe.loads(data, "the record")
         except json.JSONDecodeError as exc:
             if exc.msg == "Extra data" and exc.lineno > 1:
                 raise RecordError(f"not one record: a second JSON value starts on line {exc.lineno} "
                                   "(a JSON Lines file of several records?); a record file "
                                   "holds one JSON object, so save one line on its own") from exc
             raise RecordError(f"not JSON: {exc}") from exc
+        except jsonsafe.NestingError as exc:
+            raise RecordError(str(exc)) from exc
         except ValueError as exc:
             raise RecordError(f"not JSON: {exc}") from exc
+    else:
+        try:
+            jsonsafe.check_depth(data, "the record")
+        except jsonsafe.NestingError as exc:
+            raise RecordError(str(exc)) from exc
     if not isinstance(data, dict):
         raise RecordError("a record is one JSON object")
     unknown = sorted(set(data) - _KEYS)
@@ -113,10 +142,16 @@ def parse_record(data: Any) -> GameRecord:
     for key in ("format", "game", "time_board", "players", "circle", "moves"):
         if key not in data:
             raise RecordError(f"missing key {key!r}")
+    for key in ("format", "game", "time_board"):
+        if not isinstance(data[key], str):
+            raise RecordError(f"{key!r} must be a string, got {_kind(data[key])}")
     if data["format"] != FORMAT:
         raise RecordError(f'"format" must be {FORMAT!r}, got {data["format"]!r}')
     if data["game"] not in GAMES:
         raise RecordError(f'"game" must be one of {list(GAMES)}, got {data["game"]!r}')
+    layout = data.get("layout", "dealt")
+    if layout not in LAYOUTS or not isinstance(layout, str):
+        raise RecordError(f'"layout" must be "dealt" or "free", got {_short(layout)}')
     players = data["players"]
     if not (isinstance(players, list) and len(players) == 2 and all(isinstance(p, str) for p in players)):
         raise RecordError('"players" must be a list of two names')
@@ -132,13 +167,33 @@ def parse_record(data: Any) -> GameRecord:
         game=data["game"], time_board=data["time_board"], players=tuple(players),
         circle=_int_list(data["circle"], "circle"), moves=tuple(data["moves"]),
         blue=_int_list(data["blue"], "blue") if express else None,
-        result=_check_result(data["result"]) if "result" in data else None, meta=meta)
+        result=_check_result(data["result"]) if "result" in data else None, meta=meta,
+        layout=layout)
     try:
         spec = record.spec()
-        new_game(spec=spec, circle=record.circle, blue=record.blue or ())
+        new_game(spec=spec, circle=record.circle, blue=record.blue or (), free=record.free)
     except SpecError as exc:
         raise RecordError(str(exc)) from exc
     return record
+
+
+def _kind(value) -> str:
+    """A JSON value's kind for a message ("a list", "an object", "a number" ...)."""
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    return "a number" if isinstance(value, (int, float)) else "a string"
+
+
+def _short(value) -> str:
+    """A JSON value for a message: short scalars as they are, lists and objects by kind."""
+    if isinstance(value, (dict, list)):
+        return _kind(value)
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def dumps_record(record: GameRecord) -> str:
@@ -160,7 +215,8 @@ def _cells_mask(spec: GameSpec, pid: int, cells, index: int) -> int:
 
 
 def move_to_action(spec: GameSpec, move: Any, index: int, tracked: bool) -> A.Action:
-    """Translate one record move into an engine action (shape checks only).
+    """Translate one record move into an engine action, or an
+    :class:`~.adjust.Adjust` for a correction (shape checks only).
 
     Raises :class:`RecordError` naming ``index`` for a move of unknown form,
     an unknown patch id, cells off the quilt, or a move of the other record
@@ -169,31 +225,47 @@ def move_to_action(spec: GameSpec, move: Any, index: int, tracked: bool) -> A.Ac
     if move == "advance":
         return A.ADVANCE
     if not isinstance(move, dict) or len(move) not in (1, 2):
-        raise RecordError(f"unknown move {move!r}", index)
+        raise RecordError(f"unknown move {_short(move)}", index)
+    if "adjust" in move:
+        return _adjust_action(move, index)
     if "buy" in move:
         pid = move["buy"]
         if type(pid) is not int or not 0 <= pid < len(spec.patches) or set(move) - {"buy", "cells"}:
-            raise RecordError(f"bad purchase {move!r}: patch ids are 0..{len(spec.patches) - 1}", index)
+            raise RecordError(f"bad purchase {_short(pid)}: patch ids are "
+                              f"0..{len(spec.patches) - 1} (keys: buy, cells)", index)
         if ("cells" in move) != tracked:
             raise RecordError("tracked and untracked purchases are mixed", index,
                               "game record: mixing the two styles is an error")
         return A.Buy(pid, _cells_mask(spec, pid, move["cells"], index) if tracked else None)
     if len(move) != 1:
-        raise RecordError(f"unknown move {move!r}", index)
+        raise RecordError(f"unknown move with keys {sorted(map(str, move))}", index)
     if "leather" in move:
         return _leather_action(spec, move["leather"], index, tracked)
     if "bonus" in move:
-        if move["bonus"] not in (0, 1) or type(move["bonus"]) is not int:
-            raise RecordError(f'"bonus" names player 0 or 1, got {move["bonus"]!r}', index)
+        if type(move["bonus"]) is not int or move["bonus"] not in (0, 1):
+            raise RecordError(f'"bonus" names player 0 or 1, got {_short(move["bonus"])}', index)
         return A.ClaimSpecialTile(move["bonus"])
-    raise RecordError(f"unknown move {move!r}", index)
+    raise RecordError(f"unknown move with key {next(iter(move))!r}", index)
+
+
+def _adjust_action(move: dict, index: int) -> Adjust:
+    """``{"adjust": P, "buttons": N}`` -> :class:`~.adjust.Adjust` (shape checks only)."""
+    if set(move) != {"adjust", "buttons"}:
+        raise RecordError('a correction is {"adjust": P, "buttons": N}', index)
+    player, buttons = move["adjust"], move["buttons"]
+    if type(player) is not int or player not in (0, 1):
+        raise RecordError(f'"adjust" names player 0 or 1, got {_short(player)}', index)
+    if type(buttons) is not int or buttons == 0:
+        raise RecordError(f'"buttons" of a correction is a non-zero integer, got {_short(buttons)}',
+                          index)
+    return Adjust(player, buttons)
 
 
 def _leather_action(spec: GameSpec, where, index: int, tracked: bool) -> A.Action:
     if where == "discard":
         return A.DISCARD
     if not (isinstance(where, list) and len(where) == 2 and all(type(v) is int for v in where)):
-        raise RecordError(f'"leather" takes [row, col] or "discard", got {where!r}', index)
+        raise RecordError(f'"leather" takes [row, col] or "discard", got {_short(where)}', index)
     r, c = where
     if not (0 <= r < spec.rows and 0 <= c < spec.cols):
         raise RecordError(f"leather square [{r}, {c}] is outside the quilt", index, "R1")
@@ -201,12 +273,15 @@ def _leather_action(spec: GameSpec, where, index: int, tracked: bool) -> A.Actio
 
 
 def action_to_move(spec: GameSpec, action: A.Action) -> Any:
-    """The record form of an engine action (inverse of :func:`move_to_action`).
+    """The record form of an engine action or an :class:`~.adjust.Adjust`
+    (inverse of :func:`move_to_action`).
 
     Returns None for an untracked leather placement: such records omit it,
     and the patch then counts as placed.
     """
     kind = type(action)
+    if kind is Adjust:
+        return {"adjust": action.player, "buttons": action.buttons}
     if kind is A.Advance:
         return "advance"
     if kind is A.Buy:
@@ -224,7 +299,8 @@ def action_to_move(spec: GameSpec, action: A.Action) -> Any:
 
 @dataclass(frozen=True)
 class Step:
-    """One replayed move: its ``index``, the ``player`` who made it, the state after it, its events."""
+    """One replayed move: its ``index``, the ``player`` who made it (for a
+    correction: the player corrected), the state after it, its events."""
 
     index: int
     player: int
@@ -235,21 +311,28 @@ class Step:
 def start_state(record: GameRecord) -> GameState:
     """The state before the first move of ``record``."""
     return new_game(spec=record.spec(), circle=record.circle, blue=record.blue or (),
-                    tracked=record.tracked)
+                    tracked=record.tracked, free=record.free)
 
 
 def steps(record: GameRecord) -> Iterator[Step]:
     """Replay ``record`` move by move, yielding a :class:`Step` after each.
 
-    Raises :class:`RecordError` naming the move's index and the rule broken.
+    A correction (``{"adjust": P, "buttons": N}``) is applied by
+    :func:`~.adjust.adjust_buttons`, every other move by the engine's
+    ``apply()``. Raises :class:`RecordError` naming the move's index and the
+    rule broken.
     """
     state = start_state(record)
     spec, tracked = state.spec, state.tracked
     for index, move in enumerate(record.moves):
         action = move_to_action(spec, move, index, tracked)
-        player = action.player if type(action) is A.ClaimSpecialTile else state.to_move
+        kind = type(action)
+        player = action.player if kind is A.ClaimSpecialTile or kind is Adjust else state.to_move
         try:
-            state, events = apply(state, action)
+            if kind is Adjust:
+                state, events = adjust_buttons(state, action)
+            else:
+                state, events = apply(state, action)
         except IllegalActionError as exc:
             raise RecordError(str(exc), index, exc.rule) from exc
         yield Step(index, player if player is not None else -1, state, events)
@@ -291,4 +374,4 @@ def untracked_copy(record: GameRecord) -> GameRecord:
             moves.append(move)
         moves.extend({"bonus": e.player} for e in step.events if type(e) is A.SpecialTileAwarded)
     return GameRecord(record.game, record.time_board, record.players, record.circle, tuple(moves),
-                      record.blue, record.result, record.meta)
+                      record.blue, record.result, record.meta, record.layout)

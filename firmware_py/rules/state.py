@@ -102,11 +102,13 @@ def deal(spec: GameSpec, seed: int | None) -> tuple[tuple[int, ...], tuple[int, 
     return tuple(circle) + (smallest,), tuple(blue)
 
 
-def _check_circle(spec: GameSpec, circle, blue) -> None:
+def _check_circle(spec: GameSpec, circle, blue, free: bool = False) -> None:
+    """Every circle patch once and (dealt only) the smallest last (R3); every blue patch once.
+    A free layout lists the same patches in any order."""
     if sorted(circle) != sorted(spec.circle_patches):
         raise SpecError(f"circle must hold each of the {len(spec.circle_patches)} "
                         f"{spec.game} circle patches once, got {list(circle)}")
-    if circle[-1] != spec.smallest_patch:
+    if not free and circle[-1] != spec.smallest_patch:
         raise SpecError(f"circle must end with the smallest patch {spec.smallest_patch} (R3), "
                         f"got {circle[-1]}")
     if sorted(blue) != sorted(spec.blue_patches):
@@ -123,8 +125,9 @@ def new_game(game: str = "patchwork", time_board: str | None = None, *, seed: in
     (default) or "revised" for Patchwork (R15). The circle (and Express blue
     order) is dealt from ``seed`` unless given explicitly. ``tracked`` chooses
     bitmask quilts (True) or counted quilts (False); ``free`` lets any patch
-    be bought (a circle laid out freely, design 2.1). Raises :class:`SpecError`
-    for a circle or blue order that is not a full, valid set.
+    be bought (a circle laid out freely, design 2.1; its ``circle`` may list
+    the patches in any order). Raises :class:`SpecError` for a circle or blue
+    order that is not a full, valid set.
     """
     spec = spec or load_spec(game, time_board)
     given = circle is not None or blue is not None
@@ -134,7 +137,7 @@ def new_game(game: str = "patchwork", time_board: str | None = None, *, seed: in
         blue = dealt_blue if blue is None else blue
     circle, blue = tuple(circle), tuple(blue)
     if given:                                       # a dealt circle is valid by construction
-        _check_circle(spec, circle, blue)
+        _check_circle(spec, circle, blue, free)
     player = PlayerState(0, spec.starting_buttons, 0, 0, spec.quilt_size)
     return GameState(spec, (player, player), 0, circle, blue, spec.leather_spaces, (),
                      None, None, tracked, free)

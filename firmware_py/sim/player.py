@@ -3,8 +3,11 @@
 Setup through the menus, the deal paged through, then for each move: action A
 by moving the token (selecting it first when the target is ambiguous), patches
 bought either by choosing with NEXT/OK and then moving, or by moving first and
-confirming, the 7x7 claimed from the menu, Express leather patches placed (OK)
-or set aside (NEXT). Tokens alternately slide and are lifted.
+confirming, the 7x7 claimed from the menu, corrections made with "Correct
+buttons" from the menu, Express leather patches placed (OK) or set aside (NEXT). Tokens alternately slide and are lifted. A free-layout
+record is set up with "free layout" (no deal) and each patch is bought the way
+a free layout works: the token moves first and the patch is picked among those
+whose time matches the distance, confirmed with OK.
 """
 from __future__ import annotations
 
@@ -41,7 +44,7 @@ class TablePlayer:
 
     # ----- setup -------------------------------------------------------------------------
     def setup(self) -> None:
-        """Answer the start screens and page through the dealt circle."""
+        """Answer the start screens and page through the dealt circle (or choose free layout)."""
         h = self.hands
         h.wait(lambda s: s.mode == "setup_game", "the game question")
         self.choose(SETUP_GAMES.index(self.record.game))
@@ -49,6 +52,10 @@ class TablePlayer:
             self.choose(SETUP_BOARDS.index(self.record.time_board))
         first = YELLOW if self.record.players[0].lower() == YELLOW else GREEN
         self.choose((GREEN, YELLOW).index(first))
+        if self.record.free:
+            self.choose(1)                               # free layout: no deal
+            h.wait(lambda s: s.mode == "turn", "the first turn")
+            return
         self.choose(0)                                   # deal the circle
         h.wait(lambda s: s.mode == "deal", "the deal")
         h.press("next", len(self.record.circle) - 1)
@@ -77,6 +84,8 @@ class TablePlayer:
         state = self._call(lambda: self.ui.state)
         if isinstance(move, dict) and "bonus" in move:
             self._claim(move["bonus"])
+        elif isinstance(move, dict) and "adjust" in move:
+            self._adjust(move["adjust"], move["buttons"])
         elif isinstance(move, dict) and "leather" in move:
             if state.spec.bonus_square == 0:
                 h.press("next")                          # Express: set aside
@@ -101,7 +110,7 @@ class TablePlayer:
         target = intents.target_of(state, action)
         onto = target == state.players[1 - mover].position
         ambiguous = len(intents.candidates_at(state, target)) > 1
-        choose_first = index % 2 == 0 or (action == ADVANCE and ambiguous)
+        choose_first = (index % 2 == 0 or (action == ADVANCE and ambiguous)) and not state.free
         if choose_first:
             options = intents.turn_options(state)
             h.press("next", options.index(action) + 1)
@@ -119,6 +128,19 @@ class TablePlayer:
             return
         candidates, cursor = self._call(lambda: (list(self.ui.candidates), self.ui.cursor))
         h.press("next", (candidates.index(action) - cursor) % len(candidates))
+        h.press("ok")
+
+    def _adjust(self, player: int, buttons: int) -> None:
+        """Menu, "Correct buttons", the player's colour, NEXT (+1) or BACK (-1) per button, OK."""
+        h = self.hands
+        h.hold("ok")
+        h.wait(lambda s: s.mode == "menu", "the menu")
+        items = self._call(self.ui.menu_items)
+        self.choose(items.index("Correct buttons"))
+        colour = self._call(lambda: self.ui.session.setup.colours[player])
+        self.choose((GREEN, YELLOW).index(colour))
+        h.wait(lambda s: s.mode == "correct_amount", "the amount question")
+        h.press("next" if buttons > 0 else "back", abs(buttons))
         h.press("ok")
 
     def _claim(self, player: int) -> None:

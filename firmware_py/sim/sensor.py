@@ -19,7 +19,10 @@ delays the commands after it. Most are answered when queued (after checking
 them against the state they will find); ``sync`` and ``status`` are answered
 when they are reached. Ops: reset, move (style slide|lift), lift, place, sync,
 status, unplug, replug, silence, garbage, corrupt_next, split_writes, banner,
-stuck, scan_stats, quit.
+stuck, scan_stats, hello, quit. ``hello`` with ``"fields"`` (the text after
+``PW,HELLO,<seq>,``, e.g. ``"2,1.0.0,54"``) makes the sensor greet with those
+fields, however odd, to test a host's handshake checks; ``"fields": null``
+restores the normal HELLO.
 
 ``REQ STAT`` is answered with the scan figures a Pico running the reference
 firmware reports (by default 1000 scans in a 5000 ms window, i.e. 200 Hz,
@@ -183,6 +186,7 @@ class SimSensor:
         self.task = None
         self.wake = 0.0
         self.running = True
+        self.hello_fields: str | None = None    # an odd HELLO to greet with (tests)
         self.scan_figures: tuple[int, int, int, int] | None = SCAN_STATS
 
     # ------------------------------------------------------------ protocol
@@ -215,6 +219,11 @@ class SimSensor:
     def answer(self, request: sp.Request) -> None:
         """Answer a host request with a HELLO, SNAP or STAT frame (STAT only while
         ``scan_figures`` is set: otherwise ignored, as firmware 1.0.0 does)."""
+        if request.what == "HELLO" and self.hello_fields is not None:
+            body = f"PW,HELLO,{self.next_seq()},{self.hello_fields}".encode("ascii")
+            self.sent += 1
+            self.out.add(b"$" + body + b"*%04X\r\n" % sp.crc16_ccitt_false(body))
+            return
         if request.what == "STAT":
             if self.scan_figures is not None:
                 self.send(sp.ScanStats(self.next_seq(), *self.scan_figures))
@@ -385,6 +394,14 @@ class SimSensor:
 
     def _op_banner(self, cmd):
         return self._steps_call(lambda: self._raw(BANNER)), False
+
+    def _op_hello(self, cmd):
+        fields = cmd.get("fields")
+        if fields is not None and not (isinstance(fields, str) and fields.isascii()
+                                       and "*" not in fields and "$" not in fields
+                                       and len(fields) <= 400):
+            raise CommandError("hello fields must be ASCII text without '*' or '$', or null")
+        return self._steps_call(lambda: setattr(self, "hello_fields", fields)), False
 
     def _op_scan_stats(self, cmd):
         if cmd.get("off"):
