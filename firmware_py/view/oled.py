@@ -22,6 +22,7 @@ WIDTH, HEIGHT = 128, 64
 LINE = BIG.line        # 10 px per big text line
 HEADER = 10            # the title bar: rows 0..9
 FOOTER_Y = 59          # the legend: rows 59..63
+PICTURE_W = 40         # the "Which move?" picture column at the right
 TAG_MAX = 64           # widest warning tag in px
 TAG_MIN = 40           # the tag may squeeze the title down to this
 ON = 255               # a lit pixel in a mode "1" image
@@ -59,13 +60,20 @@ def _choose(draw: Draw, screen: Screen) -> None:
 def _prompt(draw: Draw, screen: Screen) -> None:
     """A question during play: ``title`` in the bar, the ``lines`` of text,
     then the ``options`` with the cursor on ``selected`` (at least two option
-    rows are kept when there are options), and the ``footer`` legend."""
+    rows are kept when there are options), and the ``footer`` legend. When
+    ``patches`` are given (the "Which move?" question), the selected one's
+    picture stands in a column at the right and the text keeps to the left."""
     _header(draw, [screen.title], screen.warning)
     bottom = _footer(draw, screen.footer)
+    picture = next((c for c in screen.patches if c.selected), None)
+    right = WIDTH - PICTURE_W if screen.patches else WIDTH
+    if picture is not None:
+        draw_patch(draw, (right + 2, HEADER + 2, PICTURE_W - 3, bottom - HEADER - 3),
+                   picture.shape, max_cell=6)
     rows = (bottom - HEADER - 1) // LINE
     text_rows = min(len(screen.lines), max(0, rows - min(len(screen.options), 2)))
-    y = _lines(draw, HEADER + 1, screen.lines[:text_rows])
-    _menu(draw, y, bottom, screen.options, screen.selected)
+    y = _lines(draw, HEADER + 1, screen.lines[:text_rows], right)
+    _menu(draw, y, bottom, screen.options, screen.selected, right)
 
 
 def _mismatch(draw: Draw, screen: Screen) -> None:
@@ -192,36 +200,38 @@ def _text(draw: Draw, x: int, y: int, text: str, width: int, fill: int = 1) -> N
         TINY.draw(draw, (x, y + BIG.top + 1), text, fill)
 
 
-def _lines(draw: Draw, top: int, lines: Sequence[str]) -> int:
-    """Text rows from ``top``; returns the y below the last."""
+def _lines(draw: Draw, top: int, lines: Sequence[str], right: int = WIDTH) -> int:
+    """Text rows from ``top`` left of x = ``right``; returns the y below the last."""
     for i, line in enumerate(lines):
-        _text(draw, 1, top + i * LINE, line, WIDTH - 2)
+        _text(draw, 1, top + i * LINE, line, right - 2)
     return top + len(lines) * LINE
 
 
-def _menu(draw: Draw, top: int, bottom: int, options: Sequence[str], selected: int) -> None:
-    """Options one per row between ``top`` and ``bottom``, scrolled so the
-    ``selected`` one is visible; it is inverted and marked with an arrow."""
+def _menu(draw: Draw, top: int, bottom: int, options: Sequence[str], selected: int,
+          right: int = WIDTH) -> None:
+    """Options one per row between ``top`` and ``bottom`` left of x = ``right``, scrolled
+    so the ``selected`` one is visible; it is inverted and marked with an arrow."""
     rows = max(1, (bottom - top) // LINE)
     start = max(0, min(selected - rows // 2, len(options) - rows))
     more = len(options) > rows
-    width = WIDTH - 8 - (7 if more else 0)
+    width = right - 8 - (7 if more else 0)
     for i, option in enumerate(options[start:start + rows]):
         y, chosen = top + i * LINE, start + i == selected
         if chosen:
-            draw.rectangle((0, y, WIDTH - 1, y + LINE - 1), fill=ON)
+            draw.rectangle((0, y, right - 1, y + LINE - 1), fill=ON)
             BIG.draw(draw, (1, y), ARROW, fill=0)
         _text(draw, 7, y, option, width, fill=0 if chosen else 1)
     if more:
-        _scroll_marks(draw, top, top + rows * LINE, start > 0, start + rows < len(options))
+        _scroll_marks(draw, top, top + rows * LINE, start > 0, start + rows < len(options), right)
 
 
-def _scroll_marks(draw: Draw, top: int, bottom: int, up: bool, down: bool) -> None:
-    """Up/down arrows in a black strip at the right edge."""
+def _scroll_marks(draw: Draw, top: int, bottom: int, up: bool, down: bool,
+                  right: int = WIDTH) -> None:
+    """Up/down arrows in a black strip at the right edge (x = ``right``)."""
     for show, icon, y in ((up, UP, top), (down, DOWN, bottom - LINE)):
         if show:
-            draw.rectangle((WIDTH - 7, y, WIDTH - 1, y + LINE - 1), fill=0)
-            BIG.draw(draw, (WIDTH - 6, y), icon)
+            draw.rectangle((right - 7, y, right - 1, y + LINE - 1), fill=0)
+            BIG.draw(draw, (right - 6, y), icon)
 
 
 def _name(player: PlayerLine) -> str:
