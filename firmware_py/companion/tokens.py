@@ -18,10 +18,10 @@ Beyond one move, the watch knows three situations that real hands produce:
   first move's reading was stable. The recent readings show whether the
   mover's token landed first (then both moves are taken in order); when they
   cannot tell, the UI asks;
-* **a disturbed board**: once a stable reading showed the waiting player's
-  token off its space without any move explaining it, no move is taken until
-  the board was seen as the game has it again, so putting tokens back one at
-  a time never passes for a move.
+* **a disturbed board**: a move counts only if the waiting player's token
+  stayed on its space in every reading since the board last stood as the game
+  has it, so a knocked token, or tokens put back one at a time after hands out
+  of turn, never pass for a move.
 """
 from __future__ import annotations
 
@@ -89,7 +89,6 @@ class TokenWatch:
         self.occupied: frozenset[int] | None = None
         self.since = 0.0
         self.trace: list[frozenset[int]] = []     # recent readings, oldest first
-        self.disturbed = False
         self._consumed: frozenset[int] | None = None
 
     def reading(self, occupied: frozenset[int], now: float) -> None:
@@ -128,15 +127,12 @@ class TokenWatch:
         home = frozenset(expect.positions)
         if reading == home:
             self._consumed = None
-            self.disturbed = False
             return Verdict(STILL)
         if reading == self._consumed:
             return self._guidance(reading, home, now, consumed=True)
-        if not self.disturbed:
-            verdict = self._explain(reading, expect)
-            if verdict is not None:
-                return verdict
-            self.disturbed = _waiting_token_off(reading, expect)
+        verdict = self._explain(reading, expect)
+        if verdict is not None:
+            return verdict
         return self._guidance(reading, home, now)
 
     def _explain(self, reading: frozenset[int], expect: Expectation) -> Verdict | None:
@@ -234,15 +230,3 @@ def _as_revision(reading: frozenset[int], before: Expectation) -> Verdict | None
         if target != other and reading == frozenset((target, other)):
             return Verdict(REVISE, target)
     return None
-
-
-def _waiting_token_off(reading: frozenset[int], expect: Expectation) -> bool:
-    """True when both tokens stand but not the waiting player's token on its space (nor,
-    while a move is tentative, the token that waited before it): a knock, or hands out
-    of turn that no legal moves explain."""
-    if expect.mover is None or len(reading) < 2:      # a token in the air is no new space
-        return False
-    if expect.positions[1 - expect.mover] in reading:
-        return False
-    before = expect.previous
-    return before is None or before.positions[1 - before.mover] not in reading

@@ -260,12 +260,13 @@ class TableUI:
         lone advance (tentative unless ``final``), or ask which move it was.
 
         Browsing with NEXT is not choosing (only OK arms a choice); after OK only
-        the chosen action's space counts; see :meth:`_plain` for what is never guessed."""
+        the chosen action's space counts (:meth:`expectation` offers no other); see
+        :meth:`_plain` for what is never guessed."""
         state = self.state
         chosen = self.armed_action()
-        if chosen is not None:
-            if intents.target_of(state, chosen) == target and not intents.why_not(state, chosen):
-                self._play(chosen)
+        if chosen is not None and intents.target_of(state, chosen) == target \
+                and not intents.why_not(state, chosen):
+            self._play(chosen)
             return
         found = intents.candidates_at(state, target)
         if not found:

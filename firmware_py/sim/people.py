@@ -55,12 +55,15 @@ class Stuck(AssertionError):
 @dataclass
 class Outcome:
     """One game: ``exact`` when the saved record equals the moves made; ``moves`` made;
-    ``questions`` ("Which move?" screens) asked; ``problem`` says what went wrong."""
+    ``questions`` ("Which move?" questions the people had to answer with OK or BACK);
+    ``shown``: questions shown at all (also those a token moving on made go away);
+    ``problem`` says what went wrong."""
 
     seed: int
     exact: bool
     moves: int
     questions: int
+    shown: int = 0
     problem: str = ""
 
 
@@ -99,7 +102,8 @@ class Table:
         self.board = Board()
         self._seq = 0
         self._shown: frozenset[int] | None = None
-        self.questions = 0
+        self.shown = 0
+        self.answered = 0
         self._asked = None
         self.service.step()
 
@@ -121,7 +125,7 @@ class Table:
         screen = self.screen
         asked = (screen.options, screen.lines) if screen.kind == "prompt" and screen.options else None
         if asked is not None and asked != self._asked:
-            self.questions += 1
+            self.shown += 1
         self._asked = asked
 
     def press(self, button: str, hold: bool = False) -> None:
@@ -320,6 +324,7 @@ class People:
         t.board.at[who] = None if rng.random() < 0.3 else min(home + 1, state.spec.last_space)
         t.show(dwell=rng.uniform(0.1, 1.5))
         if t.screen.kind == "prompt" and t.screen.options:
+            t.answered += 1
             t.press("back")
         t.board.at[who] = home
         t.show()
@@ -377,9 +382,11 @@ class People:
             picked = next((c for c in screen.patches if c.selected), None)
             for state, action in about:
                 if self._is(picked, state, action):
+                    t.answered += 1
                     t.press("ok")
                     return
             t.press("next")
+        t.answered += 1
         t.press("back")
 
     def _about(self, moves) -> list:
@@ -444,4 +451,4 @@ def play_game(seed: int, folder: str | Path | None = None) -> Outcome:
             problem = "" if exact else f"saved {list(saved.moves)} but played {list(made)}"
         except (WrongRecord, Stuck) as exc:
             exact, problem = False, f"{type(exc).__name__}: {exc}"
-        return Outcome(seed, exact, people.moves, table.questions, problem)
+        return Outcome(seed, exact, people.moves, table.answered, table.shown, problem)
