@@ -17,6 +17,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -51,11 +52,16 @@ class Child:
             lines.append(line)
             if kill_after is not None:
                 self._kill_later(proc, time.monotonic() + kill_after)
-        try:
-            out, _ = proc.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise AssertionError(f"the child hung: {cmd}") from None
+        # read the rest through the same buffered pipe as the first line (communicate with a
+        # timeout reads the raw pipe and would miss a "done" line buffered with "ready")
+        hung = threading.Event()
+        timer = threading.Timer(120, lambda: (hung.set(), proc.kill()))
+        timer.start()
+        out = proc.stdout.read()
+        proc.wait()
+        timer.cancel()
+        if hung.is_set():
+            raise AssertionError(f"the child hung: {cmd}")
         errors.close()
         for line in lines + out.splitlines():
             if line.strip():

@@ -307,8 +307,11 @@ class TableUI:
         self._to_turn()
         if target is None:
             self.notice = "move taken back"
-        else:
-            self._token_moved(target, onto=False, final=bool(then))
+            return
+        turns = len(self.session.groups)
+        self._token_moved(target, onto=False, final=bool(then))
+        if len(self.session.groups) > turns:       # what to take or pay changed with it
+            self.notice = f"changed: {self.notice}" if self.notice else "changed"
 
     def _on_confirm(self, g: Gesture) -> None:
         if g.kind == HOLD:
