@@ -17,8 +17,10 @@ import random
 import pytest
 
 from firmware_py.companion.journal import Journal
-from firmware_py.rules import ADVANCE, Buy
+from firmware_py.rules import ADVANCE, Buy, untracked_copy
 from firmware_py.sim.people import People, Table
+
+from test_faults_rig import GOLDEN_RECORDS, setup_journal
 
 GREEN, YELLOW = 0, 1
 
@@ -118,6 +120,7 @@ def test_pause_mid_slide_then_moving_on_revises_the_tentative_move(tmp_path):
     assert moves(table) == ["advance", "advance"]          # tentative: nobody acted yet
     slide(table, YELLOW, 4, after=1.0)
     assert moves(table) == ["advance", {"buy": 6}]
+    assert table.screen.notice.startswith("changed: pay 1 button")
     entries = Journal(tmp_path).load().entries
     assert [e["moves"] for e in entries[1:]] == [["advance"], [{"buy": 6}]]
 
@@ -148,6 +151,24 @@ def test_pause_mid_slide_revised_after_a_power_cut(tmp_path):
     assert moves(again) == ["advance", "advance"]
     slide(again, YELLOW, 4)
     assert moves(again) == ["advance", {"buy": 6}]
+
+
+def test_pause_mid_slide_never_applies_to_the_last_move_of_the_game(tmp_path):
+    """Golden game 60 before its last move: Yellow (52) advances onto 53, where Green stands
+    (the game ends when both tokens stand there, so the last move always lands on the other
+    token). It is asked and answered with OK: final, never tentative; the game is saved."""
+    record = GOLDEN_RECORDS[60]
+    setup_journal(tmp_path, record, 39)
+    table = Table(tmp_path, record.game, 0)
+    table.board.at = [53, 52]
+    table.show(dwell=0.5)
+    slide(table, YELLOW, 53)
+    assert table.screen.title == "Which move?" and table.screen.options == ("advance",)
+    table.press("ok")
+    assert table.screen.kind == "end" and table.service.status.saved_to
+    assert table.service.ui.tentative is None
+    assert Journal(tmp_path).load().entries[-2] == {"kind": "turn", "moves": ["advance"]}
+    assert moves(table) == list(untracked_copy(record).moves)
 
 
 # ----- 3. a question the player can answer --------------------------------------------------------
@@ -245,3 +266,22 @@ def test_quick_hands_that_no_order_explains_put_back_one_at_a_time(tmp_path):
     assert moves(table) == ["advance"] and table.screen.kind == "turn"
     slide(table, YELLOW, 2)
     assert moves(table) == ["advance", "advance"]
+
+
+def test_quick_hands_unseen_order_asks_only_about_the_choice_made(tmp_path):
+    """Seed 283: Green chose the 3rd patch (ends on 2, as two others do) with OK; both tokens
+    go up and come down (Green on 2, Yellow on 3) with no reading between: the order is not
+    seen, so the table asks, offering only the choice made."""
+    table, _ = start(tmp_path, 283)
+    choose(table, 3)
+    table.board.at = [None, 0]
+    table.show(dwell=0.05)
+    table.board.at = [None, None]
+    table.show(dwell=0.05)
+    table.board.at = [2, 3]
+    table.show(dwell=1.0)
+    assert moves(table) == []
+    assert table.screen.title == "Which move?" and table.screen.options == ("3rd patch, cost 2",)
+    table.press("ok")
+    table.wait(1.0)
+    assert moves(table)[0] == {"buy": 3}

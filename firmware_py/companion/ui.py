@@ -290,11 +290,14 @@ class TableUI:
         """Ask "Which move?" about ``found`` (actions or target spaces), unless already asked."""
         if found and isinstance(found[0], int):
             found = [a for t in found for a in intents.candidates_at(self.state, t)]
-        if not found or (self.mode == "confirm" and self.candidates == found):
+        if not found:
             return
         chosen = self.armed_action()
-        at = found.index(chosen) if chosen in found else 0
-        self.mode, self.candidates, self.cursor = "confirm", found, at
+        if chosen in found:              # a choice made with OK is never asked again:
+            found = [chosen]             # only whether it was made
+        if self.mode == "confirm" and self.candidates == found:
+            return
+        self.mode, self.candidates, self.cursor = "confirm", found, 0
 
     def _revise(self, target: int | None, then=frozenset()) -> None:
         """The tentative last move's token moved on to ``target`` (or back home: None):
@@ -335,11 +338,12 @@ class TableUI:
 
     def _play(self, action, tentative: bool = False) -> None:
         """Commit ``action`` with what follows by itself; a ``tentative`` move stays open to
-        revision until a player acts (a move that ends the game is always final)."""
+        revision until a player acts. (The move that ends the game lands on the other
+        token, on the last space, so it is always chosen or answered with OK: final.)"""
         group, state = self._group(action)
         if state is None:
             return
-        self._commit(group, tentative and not state.over)
+        self._commit(group, tentative)
 
     def _group(self, action) -> tuple[list, object]:
         """``action`` plus the leather patches it places by itself, and the state after."""
