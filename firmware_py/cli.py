@@ -43,6 +43,11 @@ def _calibrate(args) -> int:
     return calibrate_main(args.config, args.game, args.write)
 
 
+def _template(args) -> int:
+    from .template import main as template_main
+    return template_main(args.centres, args.out)
+
+
 def _sim(args) -> int:
     from .sim.tui import main as sim_main
     argv = []
@@ -109,6 +114,13 @@ def build_parser() -> argparse.ArgumentParser:
     cb.add_argument("--game", choices=("patchwork", "patchwork-express"), default="patchwork")
     cb.add_argument("--write", action="store_true", help="write the maps into --config FILE (else print them)")
     cb.set_defaults(func=_calibrate)
+
+    tp = sub.add_parser("template", help="write a printable 1:1 SVG of the time board's 54 space "
+                        "centres (where sensors and LEDs go) from a measured centres file")
+    tp.add_argument("--centres", help="TOML file of measured centres (default: the shipped, "
+                    "approximate one; format in hardware/mechanical.md)")
+    tp.add_argument("--out", help="SVG file to write (default: standard output)")
+    tp.set_defaults(func=_template)
 
     ins = sub.add_parser("install", add_help=False,
                          help="install on Raspberry Pi OS: venv, config, systemd unit, udev rule "

@@ -3,17 +3,23 @@
 One run, in this order (each step first checks, then acts only if needed, so a
 second run changes nothing):
 
+0. ``plan``         prints what this model and LED route import and which packages supply it
+                    (:mod:`firmware_py.install_plan`)
+   ``apt``          apt-get install the Raspberry Pi OS packages of the plan that are missing
+                    (build tools only when a pip requirement has no wheel here)
 1. ``sysusers``     /etc/sysusers.d/patchwork-companion.conf (the user and its groups)
 2. ``user``         system user ``patchwork`` in gpio, i2c, spi, dialout (systemd-sysusers)
 3. ``venv``         /opt/patchwork-companion/venv
 4. ``config``       /etc/patchwork-companion/config.toml from the default, only if absent
                     (``backend = "pi"``, journal in /var/lib/patchwork-companion)
 5. ``package``      pip install the checkout (or ``--package``) with the ``pi`` extra and
-                    the configured LED driver's library; skipped when the install stamp matches
+                    the plan's pip requirements; skipped when the install stamp matches
 6. ``config check`` ``patchwork-companion config check`` on that file
 7. ``unit``         /etc/systemd/system/patchwork-companion.service
 8. ``pwm drop-in``  a root drop-in only for the PWM NeoPixel route (see :data:`PWM_ROOT_DROPIN`)
 9. ``udev rule``    /etc/udev/rules.d/99-patchwork-sensor.rules
+   ``pio rule``     Pi 5 PIO route only: /etc/udev/rules.d/99-patchwork-pio.rules (/dev/pio0 to gpio)
+   ``pi5 devices``  Pi 5 only: checks /dev/pio0 and /dev/gpiochip0/4 and says what to do
 10. ``modules``     /etc/modules-load.d/patchwork-companion.conf (i2c-dev)
 11. ``boot config`` dtparam=i2c_arm=on, i2c_arm_baudrate=400000, plus spi=on for the
                     SPI LED route or audio=off for the PWM route (not on a Pi 5), in
@@ -48,6 +54,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from .install_plan import ARCHES, MODELS, Plan, make_plan, model_from_text
+
 __all__ = [
     "InstallError",
     "Installer",
@@ -77,6 +85,13 @@ BOOT_CONFIGS = (PurePosixPath("/boot/firmware/config.txt"), PurePosixPath("/boot
 MODEL_FILE = PurePosixPath("/proc/device-tree/model")
 PYPI_NAME = "patchwork-companion"
 LED_DRIVERS = ("neopixel", "neopixel_spi", "none")
+PIO_RULE = PurePosixPath("/etc/udev/rules.d/99-patchwork-pio.rules")
+PIO_RULE_TEXT = """\
+# Written by `patchwork-companion install` for the Pi 5 PIO LED route: the
+# service (group gpio) drives the strip through /dev/pio0, which some
+# Raspberry Pi OS releases leave to root:root.
+SUBSYSTEM=="*-pio", GROUP="gpio", MODE="0660"
+"""
 
 #: Written for ``[leds] driver = "neopixel"`` on a Pi 3/4/Zero 2 W: rpi_ws281x's
 #: PWM/DMA route maps /dev/mem and works only as root. The SPI route and the
@@ -120,7 +135,11 @@ class Options:
         python: the interpreter that creates the venv.
         leds_driver: ``"auto"`` (keep the default config's) or one of :data:`LED_DRIVERS`;
             used only when the config file is written.
-        model: ``"auto"`` (read /proc/device-tree/model), ``"pi5"`` or ``"other"``.
+        model: ``"auto"`` (read /proc/device-tree/model), one of
+            :data:`firmware_py.install_plan.MODELS`, or ``"other"`` (a Pi 3/4/Zero 2 W).
+        arch: ``"auto"`` (this machine's, or aarch64 under ``--root``), ``"aarch64"``
+            (64-bit Raspberry Pi OS) or ``"armv7l"`` (32-bit).
+        python_version: ``"auto"`` (ask ``python``; 3.11 under ``--root``) or "3.11", "3.13", ...
         config_template: a TOML file to start the config from (default: the packaged one).
         start: enable *and* start the service (``False``: enable only).
         reinstall: run pip even when the install stamp matches.
@@ -135,6 +154,8 @@ class Options:
     python: str = "/usr/bin/python3"
     leds_driver: str = "auto"
     model: str = "auto"
+    arch: str = "auto"
+    python_version: str = "auto"
     config_template: Path | None = None
     start: bool = True
     reinstall: bool = False
@@ -147,7 +168,8 @@ class StepResult:
 
     ``status`` is one of ``"ok"`` (already in place), ``"changed"`` (done now),
     ``"would change"`` (dry run), ``"deferred"`` (a command left for the target
-    system: printed, not run, under ``--root``) or ``"skipped"`` (not applicable).
+    system: printed, not run, under ``--root``), ``"warning"`` (a check found
+    something the maker must fix; the step says what) or ``"skipped"`` (not applicable).
     """
 
     name: str
@@ -483,7 +505,8 @@ class Installer:
         return None
 
     def model(self) -> str:
-        """The Raspberry Pi model family: 'pi5' or 'other' (from --model or /proc/device-tree)."""
+        """The Raspberry Pi model: one of :data:`MODELS`, "other" (given as --model: a
+        Pi 3/4/Zero 2 W) or "unknown" (from --model or /proc/device-tree/model)."""
         if self.options.model != "auto":
             return self.options.model
         path = self.path(MODEL_FILE)
@@ -491,7 +514,37 @@ class Installer:
             text = path.read_bytes().decode("utf-8", "replace").rstrip("\0\n")
         except OSError:
             return "unknown"
-        return "pi5" if "Raspberry Pi 5" in text else "other"
+        return model_from_text(text)
+
+    def arch(self) -> str:
+        """The CPU architecture pip installs for: --arch, this machine's, or aarch64."""
+        if self.options.arch != "auto":
+            return self.options.arch
+        machine = os.uname().machine if self.run_commands else "aarch64"
+        return machine if machine in ARCHES else "aarch64"
+
+    def python_version(self) -> tuple[int, int]:
+        """(major, minor) of the venv's interpreter: --python-version, asked, or 3.11."""
+        wanted = self.options.python_version
+        if wanted == "auto" and self.run_commands:
+            status, out = self.query([self.options.python, "-c",
+                                      "import sys; print('%d.%d' % sys.version_info[:2])"])
+            wanted = out.strip() if status == 0 else ""
+        match = re.fullmatch(r"(\d+)\.(\d+)", wanted)
+        return (int(match.group(1)), int(match.group(2))) if match else (3, 11)
+
+    def plan(self, driver: str, model: str) -> Plan:
+        """The :class:`~firmware_py.install_plan.Plan` for this model and LED route; an
+        unknown model with the neopixel route gets both the PWM and the Pi 5 library."""
+        opts = self.options
+        known = model if model in MODELS else "pi4"
+        plan = make_plan(known, driver, self.arch(), self.python_version(),
+                         opts.system_site_packages)
+        if model not in MODELS and model != "other" and driver == "neopixel":
+            pi5 = make_plan("pi5", driver, plan.arch, plan.python, opts.system_site_packages)
+            plan = Plan(plan.model, driver, plan.arch, plan.python,
+                        tuple(dict.fromkeys(plan.needs + pi5.needs)))
+        return plan
 
     def template(self) -> str:
         """The config to write when none exists, set up for the Pi service."""
@@ -521,15 +574,8 @@ class Installer:
         return str(leds.get("driver", "neopixel")) if isinstance(leds, dict) else "neopixel"
 
     def driver_packages(self, driver: str, model: str) -> list[str]:
-        """The pip requirements of the configured LED route on this model."""
-        if driver == "neopixel_spi":
-            return ["adafruit-circuitpython-neopixel-spi>=1.0"]
-        if driver == "neopixel":
-            return {
-                "pi5": ["adafruit-blinka-raspberry-pi5-neopixel>=1.0.0rc2"],
-                "other": ["rpi-ws281x>=4.3"],
-            }.get(model, ["rpi-ws281x>=4.3", "adafruit-blinka-raspberry-pi5-neopixel>=1.0.0rc2"])
-        return []
+        """The pip requirements of the plan for this LED route and model."""
+        return list(self.plan(driver, model).pip)
 
     # -- the steps ---------------------------------------------------------
 
@@ -546,6 +592,17 @@ class Installer:
         source = self.source()
         model = self.model()
         systemd_dir = source / "systemd"
+        config_path = self.path(CONFIG)
+        if config_path.is_file():
+            config_text = config_path.read_text("utf-8")
+            driver = self.led_driver(config_text, str(CONFIG))
+        else:
+            config_text = self.template()
+            driver = self.led_driver(config_text, "the default config")
+        plan = self.plan(driver, model)
+        for line in plan.lines():
+            self.out(f"{'plan':>12}  {line}")
+        self.step_apt(plan)
 
         self.write_file("sysusers", SYSUSERS, (systemd_dir / "patchwork-companion.sysusers").read_text("utf-8"))
         self.step_user()
@@ -557,34 +614,36 @@ class Installer:
             flags = ["--system-site-packages"] if opts.system_site_packages else []
             self.command("venv", [opts.python, "-m", "venv", *flags, str(VENV)])
 
-        config_path = self.path(CONFIG)
         if config_path.is_file():
-            config_text = config_path.read_text("utf-8")
-            driver = self.led_driver(config_text, str(CONFIG))
             self.report("config", "ok", f"{CONFIG} exists (kept as it is)")
         else:
-            config_text = self.template()
-            driver = self.led_driver(config_text, "the default config")
             self.write_file("config", CONFIG, config_text)
 
-        self.step_package(source, driver, model)
+        self.step_package(source, plan)
         binary = VENV / "bin" / "patchwork-companion"
         self.check_config(binary)
 
         self.write_file("unit", UNIT, (systemd_dir / SERVICE).read_text("utf-8"))
         if driver == "neopixel" and model != "pi5":
-            note = "" if model == "other" else " (model unknown: pass --model pi5 for a Pi 5)"
+            note = "" if model in (*MODELS, "other") else " (model unknown: pass --model pi5 for a Pi 5)"
             self.write_file("pwm drop-in", DROPIN, PWM_ROOT_DROPIN)
             self.out(f"{'note':>12}  {'pwm drop-in':<14} the PWM LED route runs the service as root{note}")
         else:
             self.remove_file("pwm drop-in", DROPIN)
         self.write_file("udev rule", UDEV_RULE, (systemd_dir / "99-patchwork-sensor.rules").read_text("utf-8"))
+        if driver == "neopixel" and model == "pi5":
+            self.write_file("pio rule", PIO_RULE, PIO_RULE_TEXT)
+        else:
+            self.remove_file("pio rule", PIO_RULE)
         self.write_file("modules", MODULES, MODULES_TEXT)
         self.step_boot_config(driver, model)
+        self.step_pi5_devices(driver, model)
 
-        if self._touched("udev rule"):
+        if self._touched("udev rule", "pio rule"):
             self.command("udev reload", ["udevadm", "control", "--reload"])
             self.command("udev trigger", ["udevadm", "trigger", "--action=add", "--subsystem-match=tty"])
+            if self._touched("pio rule"):
+                self.command("udev pio", ["udevadm", "trigger", "--action=add", "--subsystem-match=rp1-pio"])
         else:
             self.report("udev reload", "ok", "rule unchanged")
         # also after an earlier run that wrote the unit and then failed
@@ -618,10 +677,42 @@ class Installer:
             self.command("user", ["systemd-sysusers", f"--root={self.root}", str(self.path(SYSUSERS))],
                          offline=True)
 
-    def step_package(self, source: Path, driver: str, model: str) -> None:
-        """pip-install the package (with the pi extra) into the venv unless the stamp matches."""
+    def step_apt(self, plan: Plan) -> None:
+        """apt-get install the plan's Raspberry Pi OS packages that are not installed yet."""
+        wanted = list(plan.apt)
+        if self.run_commands:
+            status, out = self.query(["dpkg-query", "-W", "-f=${Package} ${db:Status-Abbrev}\n", *wanted])
+            have = {f[0] for f in (line.split() for line in out.splitlines()) if len(f) > 1 and f[1] == "ii"}
+            missing = [name for name in wanted if name not in have]
+        else:
+            missing = wanted              # a staging root: the target installs them when it boots
+        if not missing:
+            self.report("apt", "ok", f"installed: {' '.join(wanted)}")
+            return
+        self.command("apt update", ["apt-get", "update"])      # an old package list fails installs
+        self.command("apt", ["apt-get", "install", "-y", "--no-install-recommends", *missing])
+
+    def step_pi5_devices(self, driver: str, model: str) -> None:
+        """On a Pi 5: check /dev/pio0 (PIO route) and the gpiochip gpiozero opens; say what to do."""
+        from .hw.diagnose import gpiochip_cause, pio_cause
+        if model != "pi5":
+            self.report("pi5 devices", "skipped", "not a Pi 5")
+            return
+        if not self.path(PurePosixPath("/dev")).is_dir():
+            self.report("pi5 devices", "skipped", "no /dev under this root: check on the Pi "
+                        "with `ls -l /dev/pio0 /dev/gpiochip*`")
+            return
+        findings = [gpiochip_cause(self.root, falls_back=True)]
+        if driver == "neopixel":
+            findings.append(pio_cause(self.root))
+        bad = [f for f in findings if not f.startswith(("GPIO chips present", "/dev/pio0 exists"))]
+        self.report("pi5 devices", "warning" if bad else "ok", "; ".join(findings))
+
+    def step_package(self, source: Path, plan: Plan) -> None:
+        """pip-install the package (with the pi extra) and the plan's requirements into the
+        venv unless the stamp matches."""
         opts = self.options
-        extras = self.driver_packages(driver, model)
+        extras = list(plan.pip)
         if opts.package:
             spec = opts.package if "[" in opts.package else _with_extra(opts.package)
             print_spec, fingerprint = spec, spec
@@ -714,7 +805,7 @@ class Installer:
         counts: dict[str, int] = {}
         for result in self.results:
             counts[result.status] = counts.get(result.status, 0) + 1
-        order = ("changed", "would change", "deferred", "ok", "skipped")
+        order = ("changed", "would change", "deferred", "warning", "ok", "skipped")
         text = ", ".join(f"{counts[s]} {s}" for s in order if counts.get(s))
         self.out(f"{'done':>12}  {text}")
         if self.reboot_needed:
@@ -768,8 +859,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--leds-driver", choices=("auto", *LED_DRIVERS), default="auto",
                         help="LED route written into a new config: neopixel (PWM, BCM 18; Pi 5: PIO), "
                         "neopixel_spi (SPI, BCM 10, no root), none; auto keeps the default")
-    parser.add_argument("--model", choices=("auto", "pi5", "other"), default="auto",
-                        help="Raspberry Pi model (auto: read /proc/device-tree/model)")
+    parser.add_argument("--model", choices=("auto", *MODELS, "other"), default="auto",
+                        help="Raspberry Pi model: pi3, pi02 (Zero 2 W), pi4, pi5; other = a "
+                        "Pi 3/4/Zero 2 W (auto: read /proc/device-tree/model)")
+    parser.add_argument("--arch", choices=("auto", *ARCHES), default="auto",
+                        help="aarch64 (64-bit Pi OS) or armv7l (32-bit); auto: this machine's, "
+                        "aarch64 under --root")
+    parser.add_argument("--python-version", default="auto",
+                        help="the venv Python as MAJOR.MINOR (auto: ask --python; 3.11 under --root)")
     parser.add_argument("--config-template", type=Path, help="start a new config from this TOML file")
     parser.add_argument("--no-start", dest="start", action="store_false", help="enable the service but do not start it")
     parser.add_argument("--reinstall", action="store_true", help="run pip even if this version is installed")
@@ -794,7 +891,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     options = Options(
         root=args.root, dry_run=args.dry_run, source=args.source, package=args.package,
-        python=args.python, leds_driver=args.leds_driver, model=args.model,
+        python=args.python, leds_driver=args.leds_driver, model=args.model, arch=args.arch,
+        python_version=args.python_version,
         config_template=args.config_template, start=args.start, reinstall=args.reinstall,
         system_site_packages=args.system_site_packages,
     )

@@ -27,6 +27,7 @@ simulation the buttons are pressed and tokens placed by simulated hands
 """
 from __future__ import annotations
 
+import os
 import queue
 import sys
 import threading
@@ -77,6 +78,16 @@ def start_failure(failures: list[str], *names: str) -> str | None:
             if failure.startswith(f"{name} failed to start"):
                 return failure
     return None
+
+
+def with_cause(failure: str | None) -> str | None:
+    """A strip or button start ``failure`` with its cause and fix appended when
+    :func:`firmware_py.hw.diagnose.cause` knows it (e.g. a missing module, /dev/pio0)."""
+    if failure is None:
+        return None
+    from .hw.diagnose import cause
+    found = cause(failure.split(" failed to start: ", 1)[-1])
+    return failure if found is None else f"{failure} -> cause: {found}"
 
 
 # ---------------------------------------------------------------------- hands
@@ -329,11 +340,29 @@ def stats_line(stats) -> str:
             f"last frame {age}")
 
 
+MIN_SCAN_HZ = 100.0        #: a token slid across a space at hand speed needs this (see the firmware README)
+MAX_SCAN_GAP_US = 10000    #: ... and no gap between scans longer than this
+
+
+def scan_line(scan) -> str:
+    """The sensor's own scan figures (a :class:`~firmware_py.hw.sensor_protocol.ScanStats`
+    or None) on one line, with a warning when they are slower than a hand needs."""
+    if scan is None:
+        return ("scan rate not reported (firmware before 1.1.0 has no STAT frame: "
+                "copy the current sensor firmware to the Pico)")
+    text = (f"scan rate {scan.rate_hz:.1f} Hz, worst scan {scan.worst_scan_us / 1000:.1f} ms, "
+            f"worst gap {scan.worst_gap_us / 1000:.1f} ms (over {scan.window_ms / 1000:g} s)")
+    if scan.rate_hz < MIN_SCAN_HZ or scan.worst_gap_us > MAX_SCAN_GAP_US:
+        text += (f"; SLOW: a sliding hand needs {MIN_SCAN_HZ:g} Hz and gaps under "
+                 f"{MAX_SCAN_GAP_US / 1000:g} ms")
+    return text
+
+
 def sensor_result(seen: SensorSeen, stats, seconds: float) -> Result:
     """PASS when the handshake and a snapshot arrived, else FAIL with the reason."""
     if seen.online and seen.snapshots:
         return Result("sensor", "PASS", f"{seen.reason.removeprefix('sensor online: ')}; "
-                      f"{stats_line(stats)}")
+                      f"{scan_line(stats.scan)}; {stats_line(stats)}")
     missing = "no handshake" if not seen.online else "no snapshot"
     return Result("sensor", "FAIL", f"{missing} within {seconds:g} s ({seen.reason}); "
                   f"{stats_line(stats)}")
@@ -353,12 +382,19 @@ def check_sensor(ports: list[str], baud: int, seconds: float, *, say, show,
     events: queue.Queue = queue.Queue()
     link = SensorLink(ports, baud, events.put, time.monotonic)
     show("Selftest: sensor", "Put a token on a few spaces")
+
+    def online() -> None:
+        """Ask for the sensor's scan figures, then let the hands act."""
+        link.request_scan_stats()
+        if on_online is not None:
+            on_online()
     link.start()
     try:
-        seen = _watch_link(events, seconds, watch, say, on_online)
+        seen = _watch_link(events, seconds, max(watch, 0.3), say, online)
     finally:
         stats = link.stats()
         link.stop()
+    say(f"  scan: {scan_line(stats.scan)}")
     say(f"  link: {stats_line(stats)}")
     return sensor_result(seen, stats, seconds)
 
@@ -410,6 +446,9 @@ def run_selftest(cfg: dict, *, seconds: float = 10.0, yes: bool = False, say=pri
     if not sim:
         from .calibrate import PI_HINT
         say(PI_HINT)
+        # Blinka 10 offers to pip-install into the venv when run on a terminal; the
+        # installer already put in what the LED route imports, and the venv is root's.
+        os.environ.setdefault("BLINKA_SKIP_DEPENDENCY_CHECK", "1")
     parts = build_parts(cfg, edges.put, time.monotonic, on_oled_frame=frames.append)
     try:
         watch = 0.5 if sim or yes else seconds   # a person watching gets the whole time
@@ -439,7 +478,7 @@ def _leds(cfg, parts, sim, hands, say) -> Result:
     if cfg["leds"]["driver"] == "none":
         return Result("LED strip", "SKIP", "leds.driver = none")
     if parts.strip is None:
-        reason = start_failure(parts.failures, "LED strip") or "not built"
+        reason = with_cause(start_failure(parts.failures, "LED strip")) or "not built"
         return Result("LED strip", "FAIL", reason)
     say("LED strip: lighting each LED in turn, then all, then off")
     return check_leds(parts.strip, cfg, verify=sim, pace=0.002 if sim else 0.05,
@@ -462,7 +501,7 @@ def _oled(cfg, parts, frames, sim, hands, say) -> Result:
 
 def _buttons(cfg, parts, edges, seconds, hands, say, show) -> list[Result]:
     if parts.buttons is None:
-        reason = start_failure(parts.failures, "pin factory", "buttons") or "not built"
+        reason = with_cause(start_failure(parts.failures, "pin factory", "buttons")) or "not built"
         return [Result(f"button {b.upper()} (BCM {cfg['buttons'][b]})", "FAIL", reason)
                 for b in BUTTONS]
     press = (lambda b: hands.press(b, parts)) if hands.press else None

@@ -22,8 +22,9 @@ from firmware_py.install import (
 
 REPO = Path(__file__).resolve().parent.parent
 STEPS = [
-    "sysusers", "user", "venv", "config", "package", "config check", "unit", "pwm drop-in",
-    "udev rule", "modules", "boot config", "udev reload", "daemon-reload", "enable", "start",
+    "apt", "sysusers", "user", "venv", "config", "package", "config check", "unit", "pwm drop-in",
+    "udev rule", "pio rule", "modules", "boot config", "pi5 devices", "udev reload",
+    "daemon-reload", "enable", "start",
 ]
 
 PI_OS_CONFIG_TXT = """\
@@ -280,6 +281,8 @@ class FakeSystem:
         self.active = False
         self.fail: str | None = None
         self.stale_unit = False
+        self.debs: set[str] = {"python3-venv"}
+        self.python = "3.11"
 
     def __call__(self, argv, capture):
         argv = list(argv)
@@ -287,6 +290,13 @@ class FakeSystem:
         joined = " ".join(argv)
         if self.fail and self.fail in joined:
             return 1, "boom"
+        if argv[0] == "dpkg-query":
+            return 0, "".join(f"{name} {'ii' if name in self.debs else 'un'}\n"
+                              for name in argv[3:])
+        if argv[0] == "apt-get":
+            self.debs.update(a for a in argv[2:] if not a.startswith("-"))
+        if argv[1:2] == ["-c"]:
+            return 0, f"{self.python}\n"
         if argv[:2] == ["systemctl", "is-enabled"]:
             return (0, "enabled\n") if self.enabled else (1, "disabled\n")
         if argv[:2] == ["systemctl", "is-active"]:
@@ -308,6 +318,12 @@ class FakeSystem:
         return 0, ""
 
 
+def acting(calls: list[list[str]]) -> list[list[str]]:
+    """The commands that change something (not the read-only queries)."""
+    queries = (["is-enabled"], ["is-active"], ["show"], ["-c"])
+    return [c for c in calls if c[1:2] not in queries and c[0] != "dpkg-query"]
+
+
 def live(root: Path, system: FakeSystem, **options) -> tuple[Installer, list[str]]:
     lines: list[str] = []
     installer = Installer(Options(root=root, source=REPO, **options), runner=system, out=lines.append,
@@ -321,9 +337,10 @@ def test_live_run_runs_each_command_once_then_nothing(tmp_path, monkeypatch):
     root = make_root(tmp_path, model="Raspberry Pi 4 Model B Rev 1.5")
     system = FakeSystem(root)
     first, _ = live(root, system)
-    queries = (["is-enabled"], ["is-active"], ["show"])
-    commands = [" ".join(c[:3]) for c in system.calls if c[1:2] not in queries]
+    commands = [" ".join(c[:3]) for c in acting(system.calls)]
     assert commands == [
+        "apt-get update",
+        "apt-get install -y",
         "systemd-sysusers /etc/sysusers.d/patchwork-companion.conf",
         "/usr/bin/python3 -m venv",
         "/opt/patchwork-companion/venv/bin/python -m pip",
@@ -337,10 +354,11 @@ def test_live_run_runs_each_command_once_then_nothing(tmp_path, monkeypatch):
     assert (root / "opt/patchwork-companion/install-stamp.txt").is_file()
     assert first.reboot_needed
 
+    assert "apt-get install -y --no-install-recommends i2c-tools python3-lgpio build-essential " \
+        "python3-dev" in " ".join(acting(system.calls)[1])
     system.calls.clear()
     second, lines = live(root, system)
-    queries = (["is-enabled"], ["is-active"], ["show"])
-    ran = [c for c in system.calls if c[1:2] not in queries]
+    ran = acting(system.calls)
     assert ran == [["/opt/patchwork-companion/venv/bin/patchwork-companion", "config", "check",
                     "/etc/patchwork-companion/config.toml"]]  # read-only check
     assert all(r.status in ("ok", "skipped") for r in second.results), lines
@@ -353,7 +371,7 @@ def test_live_run_runs_each_command_once_then_nothing(tmp_path, monkeypatch):
 
     system.calls.clear()
     live(root, system, reinstall=True)
-    ran = [" ".join(c[:4]) for c in system.calls if c[1:2] not in queries]
+    ran = [" ".join(c[:4]) for c in acting(system.calls)]
     assert ran[0].endswith("-m pip install") and ran[-1] == "systemctl restart patchwork-companion.service"
 
     # a unit written by a run that failed before daemon-reload is reloaded next time
@@ -462,3 +480,16 @@ def test_set_toml_value():
     assert set_toml_value('[a]\nx = 1\n', "", "y", "2").startswith("y = 2\n")
     with pytest.raises(tomllib.TOMLDecodeError):
         set_toml_value(text, "leds", "driver", "not toml")
+
+
+def test_live_plan_follows_the_pis_python(tmp_path, monkeypatch):
+    """On a Pi 5 the PIO library has wheels for Python 3.11-3.13: build tools only beyond."""
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    for python, builds in (("3.13", False), ("3.14", True)):
+        root = make_root(tmp_path / python, model="Raspberry Pi 5 Model B Rev 1.0")
+        system = FakeSystem(root)
+        system.python = python
+        _, lines = live(root, system)
+        apt = next(c for c in acting(system.calls) if c[:2] == ["apt-get", "install"])
+        assert ("build-essential" in apt) == builds, (python, apt)
+        assert any(f"Python {python}" in line for line in lines)

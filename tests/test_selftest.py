@@ -6,6 +6,7 @@ a real luma ssd1306 over ``noop``, the simulated sensor process on a pty).
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -135,8 +136,19 @@ def test_selftest_in_simulation_passes_every_part(tmp_path):
     assert any(line.startswith("  occupied: [3]") for line in lines)
     assert any(line.startswith("  occupied: [3, 7]") for line in lines)
     sensor = next(line for line in lines if line.startswith("PASS  sensor"))
-    assert "firmware 1.0.0-sim, 54 spaces" in sensor
+    assert "firmware 1.1.0-sim, 54 spaces" in sensor
     assert "CRC errors 0" in sensor and "frames ok " in sensor
+    # the simulated sensor's STAT answer (200 Hz over 5 s) is printed and in the verdict
+    assert "  scan: scan rate 200.0 Hz, worst scan 1.8 ms, worst gap 5.4 ms (over 5 s)" in lines
+    assert "scan rate 200.0 Hz" in sensor and "SLOW" not in sensor
+
+
+def test_scan_line_flags_a_slow_sensor_and_an_old_firmware():
+    from firmware_py.hw.sensor_protocol import ScanStats
+    assert "SLOW" in selftest.scan_line(ScanStats(0, 5000, 250, 3000, 21000))     # 50 Hz
+    assert "SLOW" in selftest.scan_line(ScanStats(0, 5000, 1000, 3000, 25000))    # a 25 ms hiccup
+    assert "SLOW" not in selftest.scan_line(ScanStats(0, 5000, 1000, 3000, 6000))
+    assert "firmware before 1.1.0" in selftest.scan_line(None)
 
 
 def test_leds_checked_against_the_neopixel_pixel_values(monkeypatch):
@@ -209,6 +221,7 @@ def test_pi_backend_with_a_bad_led_pin(tmp_path, monkeypatch):
     from firmware_py.sim.sensor import SimSensorProcess
     monkeypatch.setenv("BLINKA_FORCEBOARD", "OS_AGNOSTIC_BOARD")
     monkeypatch.setenv("BLINKA_FORCECHIP", "OS_AGNOSTIC")
+    monkeypatch.delenv("BLINKA_SKIP_DEPENDENCY_CHECK", raising=False)
     with SimSensorProcess(tmp_path / "sensor") as sensor:
         config = write_config(tmp_path, ('backend = "sim"', 'backend = "pi"'),
                               ('pin = "D18"', 'pin = "D99"'),
@@ -222,6 +235,8 @@ def test_pi_backend_with_a_bad_led_pin(tmp_path, monkeypatch):
     assert status == 1
     assert "FAIL  LED strip: LED strip failed to start: leds.pin: board has no pin 'D99'" in lines
     assert "SKIP  OLED: display.driver = none" in lines
+    # on a Pi, Blinka 10 would offer to pip-install into the service's venv: selftest says no
+    assert os.environ.get("BLINKA_SKIP_DEPENDENCY_CHECK") == "1"
     assert by_part(lines)["sensor"] == "PASS"
     assert [by_part(lines)[f"button {b} (BCM {p})"] for b, p in
             (("NEXT", 5), ("OK", 6), ("BACK", 13))] == ["PASS"] * 3
@@ -256,3 +271,46 @@ def test_on_a_pi_the_maker_confirms_what_cannot_be_read_back(answer, status):
     assert result.status == status
     assert questions == ["Does the OLED show a border, a checkerboard and "
                          "'patchwork-companion selftest'?"]
+
+
+# ------------------------------------------------------------- causes on a Pi
+def test_a_missing_route_module_is_named_with_its_fix(tmp_path, monkeypatch):
+    """A strip whose route library is missing fails with the cause, not just the error."""
+    import neopixel
+
+    def no_backend(*args, **kwargs):
+        raise ModuleNotFoundError("No module named '_rpi_ws281x'")
+    monkeypatch.setattr(neopixel, "NeoPixel", no_backend)
+    lines: list[str] = []
+    status = selftest.main(write_config(tmp_path), seconds=3, say=lines.append,
+                           hands=Hands(press=fingers(), sensor=selftest.sim_tokens))
+    assert status == 1
+    strip = next(line for line in lines if line.startswith("FAIL  LED strip"))
+    assert "No module named '_rpi_ws281x'" in strip
+    assert "cause: the PWM LED route needs rpi-ws281x" in strip and "install" in strip
+
+
+def test_causes_for_pio0_and_gpiochip(tmp_path):
+    from firmware_py.hw.diagnose import cause
+    root = tmp_path
+    (root / "dev").mkdir()
+    (root / "etc").mkdir()
+    (root / "etc/group").write_text("root:x:0:\ngpio:x:997:patchwork\n")
+    assert "/dev/pio0 is missing" in cause("[Errno 2] No such file or directory: '/dev/pio0'", root)
+    pio = root / "dev/pio0"
+    pio.write_text("")
+    os.chown(pio, 0, 0)
+    pio.chmod(0o600)
+    assert "group root with mode 0600" in cause("[Errno 13] Permission denied: '/dev/pio0'", root)
+    os.chown(pio, 0, 997)
+    pio.chmod(0o660)
+    assert "group gpio may use it" in cause("[Errno 13] Permission denied: '/dev/pio0'", root)
+    assert "no /dev/gpiochip0" in cause("'can not open gpiochip'", root)
+    (root / "dev/gpiochip0").write_text("")
+    assert "gpiochip4 is absent" in cause("'can not open gpiochip'", root)
+    (root / "dev/gpiochip4").symlink_to("gpiochip0")
+    assert "gpiochip0, gpiochip4" in cause("'can not open gpiochip'", root)
+    assert "dtparam=spi=on" in cause("[Errno 2] No such file or directory: '/dev/spidev0.0'", root)
+    assert "Pi 5" in cause("ws2811_init failed with code -3 (Hardware revision is not supported)")
+    assert "needs root" in cause("ws2811_init failed with code -5 (mmap() failed)")
+    assert cause("leds.pin: board has no pin 'D99'") is None

@@ -282,3 +282,97 @@ def test_firmware_sources_stay_in_circuitpython_subset(path):
             assert not FORBIDDEN_IMPORTS & {n.split(".")[0] for n in names}, names
         if isinstance(node, (ast.FunctionDef, ast.arg)):
             assert getattr(node, "annotation", None) is None and getattr(node, "returns", None) is None
+
+
+# ------------------------------------------------------- scan statistics
+class Clock:
+    """A monotonic nanosecond clock the test moves by hand."""
+
+    def __init__(self):
+        self.ns = 0
+
+    def __call__(self) -> int:
+        return self.ns
+
+
+def test_scan_timer_latches_each_window():
+    from pwsensor.scanner import ScanTimer
+    timer = ScanTimer(window_ms=1000)
+    assert timer.figures(0) == (1, 0, 0, 0)
+    start = 0
+    for i in range(200):                      # 200 scans 5 ms apart, each 1 ms long,
+        timer.scanned(start, start + 1 * MS)  # one of them 3 ms long and followed
+        start += 5 * MS if i != 100 else 9 * MS   # by a 9 ms gap
+    assert timer.figures(start) == (start // MS, 200, 1000, 9000)    # window not over yet
+    timer.scanned(start, start + 2 * MS)      # first scan at or after 1000 ms: latch
+    assert timer.last == (start // MS, 200, 1000, 9000)
+    assert timer.figures(start + 50 * MS) == timer.last
+    assert (timer.scans, timer.worst_scan_us, timer.worst_gap_us) == (1, 2000, 5000)
+
+
+def test_scanner_times_its_scans_and_answers_stat_requests():
+    clock = Clock()
+    out = bytearray()
+    board = Board(54)
+
+    def read(levels):
+        board.bank.read(levels)
+        clock.ns += 700_000                   # reading the multiplexers takes 0.7 ms
+
+    scanner = Scanner(read, 54, out.extend, clock=clock, window_ms=1000)
+    scanner.start()
+    for _ in range(401):                      # 2 s of scans every 5 ms
+        clock.ns = (clock.ns // (5 * MS) + 1) * 5 * MS
+        scanner.step(clock.ns)
+    out.clear()
+    scanner.received(sp.encode(sp.Request(3, "STAT")))
+    frames = sp.FrameParser().feed(bytes(out))
+    assert len(frames) == 1 and isinstance(frames[0], sp.ScanStats)
+    stat = frames[0]
+    assert (stat.window_ms, stat.scans, stat.worst_scan_us, stat.worst_gap_us) == (1000, 200, 700, 5000)
+    assert stat.rate_hz == pytest.approx(200.0)
+
+
+def test_firmware_stat_frame_is_byte_identical_and_capped():
+    assert fw.scan_stats(7, 5000, 1000, 1800, 5400) == sp.encode(sp.ScanStats(7, 5000, 1000, 1800, 5400))
+    assert fw.scan_stats(7, 70000, 2_000_000, 5_000_000, 1) == sp.encode(
+        sp.ScanStats(7, 65535, 999999, 999999, 1))
+
+
+def test_host_session_reads_the_firmware_scan_rate_and_old_firmware_stays_usable():
+    for old in (False, True):
+        rig = Rig()
+        rig.scanner.start()
+        session = LinkSession(spaces=54)
+        session.connected(0.0, "fake")
+        _, out, _ = session.drain()
+        if old:                                   # firmware 1.0.0 ignores REQ STAT
+            rig.scanner.reporter.answer = lambda what, figures=None, real=rig.scanner.reporter.answer: \
+                None if what == "STAT" else real(what)
+        rig.scanner.received(out)
+        for _ in range(3):
+            rig.now += 5 * MS
+            rig.scanner.step(rig.now)
+        session.received(0.01, bytes(rig.out))       # HELLO, SNAP and a BEAT
+        rig.out.clear()
+        session.ask_scan_stats(0.02)
+        _, out, _ = session.drain()
+        assert fw.parse_request(out.rstrip(b"\r\n")) == "STAT"
+        rig.scanner.received(out)
+        session.received(0.03, bytes(rig.out))
+        events, _, drop = session.drain()
+        stats = session.stats(0.03)
+        assert drop is None and stats.state == "online" and stats.gaps == 0
+        assert (stats.scan is None) == old
+        if not old:
+            assert stats.scan.scans == 3 and stats.scan.window_ms >= 1
+
+
+def test_scan_stats_are_forgotten_when_the_port_is_reopened():
+    session = LinkSession(spaces=54)
+    session.connected(0.0, "fake")
+    session.received(0.01, sp.encode(sp.Hello(0, 1, "1.1.0", 54)) + sp.encode(
+        sp.ScanStats(1, 5000, 1000, 1800, 5400)))
+    assert session.stats(0.01).scan == sp.ScanStats(1, 5000, 1000, 1800, 5400)
+    session.connected(0.5, "another")
+    assert session.stats(0.5).scan is None

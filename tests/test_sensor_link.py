@@ -371,7 +371,7 @@ def test_handshake_online_then_a_trusted_snapshot(rig):
     j, _, _ = host.wait(is_occupancy({0}, snapshot=True))
     assert i < j and status.reason.startswith("sensor online: ")
     assert isinstance(status.stats, LinkStats) and status.stats.state == "online"
-    assert "firmware 1.0.0-sim, 54 spaces" in status.reason
+    assert "firmware 1.1.0-sim, 54 spaces" in status.reason
     stats = host.link.stats()
     assert stats.state == "online" and stats.device.endswith("sensor-a") and stats.frames_ok >= 2
 

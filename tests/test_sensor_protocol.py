@@ -22,6 +22,9 @@ FRAMES = [
     sp.Heartbeat(0, 30, {0, 29}),
     sp.Request(7, "HELLO"),
     sp.Request(8, "SNAP"),
+    sp.ScanStats(9, 5000, 1000, 1800, 5400),
+    sp.ScanStats(65535, 65535, 999999, 999999, 999999),
+    sp.Request(10, "STAT"),
 ]
 STREAM = b"".join(sp.encode(f) for f in FRAMES)
 
@@ -133,6 +136,11 @@ def test_crc_mismatch_names_both_values():
     lambda: sp.Hello(0, 1, "", 54),
     lambda: sp.Hello(0, 1, "1,0", 54),
     lambda: sp.Request(0, "snap"),
+    lambda: sp.ScanStats(0, 0, 10, 1, 1),
+    lambda: sp.ScanStats(0, 65536, 10, 1, 1),
+    lambda: sp.ScanStats(0, 5000, 1000000, 1, 1),
+    lambda: sp.ScanStats(0, 5000, 10, -1, 1),
+    lambda: sp.ScanStats(0, 5000, 10, 1, 1.5),
 ])
 def test_frames_refuse_invalid_values(make):
     with pytest.raises(sp.FieldError):
@@ -293,3 +301,24 @@ def test_the_worked_crc_examples_in_protocol_md():
     assert "after `PW,S` 0x03B8" in text and sp.crc16_ccitt_false(b"PW,S") == 0x03B8
     assert sp.crc16_ccitt_false(b"P") == 0xBB05 and sp.crc16_ccitt_false(b"PW,SN") == 0x2169
     assert sp.crc16_ccitt_false(b"PW,SNAP,17,54,00000000001008") == 0xCDF2
+
+
+# ------------------------------------------------------------ scan stats
+def test_scan_stats_frame_is_exact_and_gives_the_rate():
+    frame = sp.ScanStats(4, 5000, 1000, 1800, 5400)
+    assert sp.encode(frame) == line_with_crc("PW,STAT,4,5000,1000,1800,5400")
+    assert sp.decode_line(sp.encode(frame)) == frame
+    assert frame.rate_hz == pytest.approx(200.0)
+    assert sp.ScanStats(0, 4000, 333, 0, 0).rate_hz == pytest.approx(83.25)
+
+
+@pytest.mark.parametrize("body", [
+    "PW,STAT,1,5000,1000,1800",              # a field missing
+    "PW,STAT,1,5000,1000,1800,5400,7",       # one too many
+    "PW,STAT,1,0,1000,1800,5400",            # empty window
+    "PW,STAT,1,5000,01000,1800,5400",        # leading zero
+    "PW,STAT,1,5000,1000,1800,1000000",      # 7 digits
+])
+def test_scan_stats_field_errors(body):
+    with pytest.raises(sp.FieldError):
+        sp.decode_line(line_with_crc(body))

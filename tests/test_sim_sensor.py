@@ -113,7 +113,7 @@ def test_hello_and_snapshot_on_request(sim, peer):
     frames = peer.until(lambda fs: any(isinstance(f, sp.Snapshot) for f in fs))
     hello = next(f for f in frames if isinstance(f, sp.Hello))
     snap = next(f for f in frames if isinstance(f, sp.Snapshot))
-    assert (hello.protocol, hello.firmware, hello.spaces) == (1, "1.0.0-sim", 54)
+    assert (hello.protocol, hello.firmware, hello.spaces) == (1, "1.1.0-sim", 54)
     assert snap.occupied == {0, 3} and snap.seq == hello.seq + 1
 
 
@@ -184,6 +184,8 @@ def test_heartbeats_carry_the_occupancy(tmp_path):
     ({"op": "silence", "seconds": -1}, "silence seconds"),
     ({"op": "reset", "tokens": [1]}, "reset needs tokens"),
     ({"op": "corrupt_next", "bit": 9}, "corrupt_next takes"),
+    ({"op": "scan_stats", "window_ms": 0, "scans": 1, "worst_scan_us": 1, "worst_gap_us": 1},
+     "window_ms must be"),
 ])
 def test_bad_commands_are_answered_with_an_error(sim, command, message):
     sim.command("reset", tokens=[0, None])
@@ -268,3 +270,25 @@ def test_client_reports_a_dead_process(tmp_path):
         sim.command("sync", timeout=1)
     sim.close()
     assert not os.path.lexists(tmp_path / "gone")
+
+
+def test_scan_stats_on_request_settable_and_ignored_like_old_firmware(sim, peer):
+    def is_stat(frames):
+        return any(isinstance(f, sp.ScanStats) for f in frames)
+
+    peer.send(sp.Request(0, "STAT"))
+    stat = next(f for f in peer.until(is_stat) if isinstance(f, sp.ScanStats))
+    assert (stat.window_ms, stat.scans) == (5000, 1000) and stat.rate_hz == 200.0
+    sim.command("scan_stats", window_ms=5000, scans=250, worst_scan_us=9000, worst_gap_us=31000)
+    sim.sync()
+    peer.clear()
+    peer.send(sp.Request(1, "STAT"))
+    stat = next(f for f in peer.until(is_stat) if isinstance(f, sp.ScanStats))
+    assert (stat.scans, stat.worst_scan_us, stat.worst_gap_us) == (250, 9000, 31000)
+    sim.command("scan_stats", off=True)
+    sim.sync()
+    peer.clear()
+    peer.send(sp.Request(2, "STAT"))
+    peer.send(sp.Request(3, "SNAP"))
+    frames = peer.until(lambda fs: any(isinstance(f, sp.Snapshot) for f in fs))
+    assert not is_stat(frames)

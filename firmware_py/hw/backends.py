@@ -107,12 +107,14 @@ def _pixels(cfg: dict, sim: bool):
         os.environ.setdefault("BLINKA_FORCEBOARD", "OS_AGNOSTIC_BOARD")
         os.environ.setdefault("BLINKA_FORCECHIP", "OS_AGNOSTIC")
     import board
-    import neopixel
-    order = getattr(neopixel, leds["order"])
     if leds["driver"] == "neopixel_spi" and not sim:
+        # Not `import neopixel` here: it imports neopixel_write, which needs the PWM
+        # (rpi_ws281x) or Pi 5 PIO library that the SPI route does not install.
         import neopixel_spi
         return neopixel_spi.NeoPixel_SPI(board.SPI(), leds["count"], brightness=leds["brightness"],
-                                         auto_write=False, pixel_order=order)
+                                         auto_write=False, pixel_order=leds["order"])
+    import neopixel
+    order = getattr(neopixel, leds["order"])
     pin = getattr(board, leds["pin"], None)
     if pin is None and sim:
         pin = board.NEOPIXEL          # the OS-agnostic board names its LED pin NEOPIXEL

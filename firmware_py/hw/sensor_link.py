@@ -44,7 +44,10 @@ class LinkStats:
     ``last_frame_age`` is seconds since the last good frame (None before the
     first); ``state`` is "offline", "online" or "degraded"; ``device`` is the
     path or URL open now (None when closed); ``echoes`` counts our own
-    requests read back (a pty or port that is not in raw mode).
+    requests read back (a pty or port that is not in raw mode); ``scan`` is
+    the sensor's last :class:`~firmware_py.hw.sensor_protocol.ScanStats`
+    (its measured scan rate and worst scan times), None until one arrived
+    (firmware before 1.1.0 never sends one).
     """
 
     frames_ok: int = 0
@@ -59,6 +62,7 @@ class LinkStats:
     last_frame_age: float | None = None
     state: str = "offline"
     device: str | None = None
+    scan: sp.ScanStats | None = None
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,7 @@ class LinkSession:
         self._incompatible = False
         self.device: str | None = None
         self.hello: sp.Hello | None = None
+        self.scan_stats: sp.ScanStats | None = None
         self._seen = sp.ParserStats()
         self._expect: int | None = None
         self._last_rx: float | None = None      # last good frame
@@ -166,7 +171,7 @@ class LinkSession:
         """The counters as a :class:`LinkStats` at time ``now``."""
         age = None if self._last_rx is None else max(0.0, now - self._last_rx)
         return LinkStats(**self.counts, last_frame_age=age, state=self.state or "offline",
-                         device=self.device)
+                         device=self.device, scan=self.scan_stats)
 
     # ------------------------------------------------------------- inputs
     def connected(self, now: float, device: str) -> None:
@@ -175,6 +180,7 @@ class LinkSession:
         if self._opens > 1:
             self.counts["reconnects"] += 1
         self.device, self.hello, self._expect = device, None, None
+        self.scan_stats = None                  # another sensor may answer on this port
         self._last_heard, self._probed = now, False
         self._snap_asked, self._snap_due = None, False
         self._errors.clear()
@@ -225,6 +231,12 @@ class LinkSession:
             return
         self._health(now)
 
+    def ask_scan_stats(self, now: float) -> None:
+        """Ask for a STAT frame (the sensor's measured scan rate); a sensor whose
+        firmware predates it ignores the request, and nothing else changes."""
+        if self.device is not None:
+            self._ask("STAT", now)
+
     def ask_snapshot(self, now: float, force: bool = False) -> None:
         """Ask for a SNAP now, or once ``request_holdoff`` seconds have passed since
         the last ask (a full SNAP/BEAT frame arriving first cancels the wait)."""
@@ -258,6 +270,8 @@ class LinkSession:
         self._check_seq(now, frame)
         if isinstance(frame, sp.Hello):
             self._on_hello(now, frame)
+        elif isinstance(frame, sp.ScanStats):   # answers ask_scan_stats (selftest)
+            self.scan_stats = frame
         elif self.hello is not None:
             self._on_occupancy(now, frame)
 
@@ -369,6 +383,7 @@ class SensorLink:
         self._port = None
         self._next_try = 0.0
         self._want_snapshot = False
+        self._want_stats = False
 
     def start(self) -> None:
         """Start the reader thread (once). Raises RuntimeError if already running."""
@@ -395,6 +410,11 @@ class SensorLink:
     def request_snapshot(self) -> None:
         """Ask the sensor for a full snapshot soon (thread-safe)."""
         self._want_snapshot = True
+
+    def request_scan_stats(self) -> None:
+        """Ask the sensor for fresh scan statistics soon (thread-safe); they
+        appear in :meth:`stats` as ``scan`` when (and if) the sensor answers."""
+        self._want_stats = True
 
     # ---------------------------------------------------------- the thread
     def _run(self) -> None:
@@ -449,6 +469,7 @@ class SensorLink:
             self._close(f"device lost ({exc.__class__.__name__}: {exc})")
             return
         want, self._want_snapshot = self._want_snapshot, False
+        want_stats, self._want_stats = self._want_stats, False
 
         def step(session: LinkSession, now: float) -> None:
             """Feed one chunk of bytes (or None for a timer tick) to the session and act on its output."""
@@ -456,6 +477,8 @@ class SensorLink:
                 session.received(now, data)
             if want:
                 session.ask_snapshot(now, force=True)
+            if want_stats:
+                session.ask_scan_stats(now)
             session.tick(now)
         self._step(step)
 

@@ -15,8 +15,10 @@ with example frames, is ``hardware/protocol.md``. In short::
 
 Frame kinds (sensor -> host): ``HELLO`` (handshake), ``SNAP`` (full occupancy,
 on request), ``BEAT`` (heartbeat: full occupancy, at least once a second),
-``CHG`` (one space changed, with the full bitmap after the change).
-Host -> sensor: ``REQ`` with ``HELLO`` or ``SNAP``.
+``CHG`` (one space changed, with the full bitmap after the change), ``STAT``
+(measured scan rate and worst scan times, on request; sensors from firmware
+1.1.0 on, older ones ignore the request).
+Host -> sensor: ``REQ`` with ``HELLO``, ``SNAP`` or ``STAT``.
 
 Every field is canonical (no leading zeros, no sign, uppercase hex), so
 ``encode(decode_line(line))`` gives back the line's exact bytes.
@@ -31,7 +33,8 @@ SEQ_MODULO = 65536
 MAX_SPACES = 128
 MAX_LINE = 120
 START = b"$PW,"
-REQUEST_WHAT = ("HELLO", "SNAP")
+REQUEST_WHAT = ("HELLO", "SNAP", "STAT")
+STAT_MAX = 999999           #: the largest count or microseconds a STAT field carries (6 digits)
 
 _FRAME_RE = re.compile(r"\$(PW,[^$*]*)\*([0-9A-F]{4})\Z")
 _FIRMWARE_RE = re.compile(r"[0-9A-Za-z._+-]{1,16}\Z")
@@ -188,6 +191,42 @@ class Change:
 
 
 @dataclass(frozen=True)
+class ScanStats:
+    """The sensor's own measurement of its scan loop, sent on ``REQ STAT``.
+
+    ``window_ms`` (1..65535): the length of the measurement window the figures
+    cover (the last complete one, or the time since boot before the first is
+    complete); ``scans`` (0..999999): scans started in that window;
+    ``worst_scan_us`` (0..999999): the longest single scan (reading every
+    space, debouncing, writing its frames), in microseconds;
+    ``worst_gap_us`` (0..999999): the longest time between the starts of two
+    consecutive scans, in microseconds (what a token waits at worst before it
+    is read). Values above 999999 are sent as 999999.
+    """
+
+    seq: int
+    window_ms: int
+    scans: int
+    worst_scan_us: int
+    worst_gap_us: int
+    KIND = "STAT"
+
+    def __post_init__(self):
+        _check_seq(self.seq)
+        if not isinstance(self.window_ms, int) or not 1 <= self.window_ms < SEQ_MODULO:
+            raise FieldError(f"window_ms must be an int in 1..65535, got {self.window_ms!r}")
+        for name in ("scans", "worst_scan_us", "worst_gap_us"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or not 0 <= value <= STAT_MAX:
+                raise FieldError(f"{name} must be an int in 0..{STAT_MAX}, got {value!r}")
+
+    @property
+    def rate_hz(self) -> float:
+        """Scans per second over the window (``scans * 1000 / window_ms``)."""
+        return self.scans * 1000.0 / self.window_ms
+
+
+@dataclass(frozen=True)
 class Request:
     """Host -> sensor: ``what`` is ``"HELLO"`` (send a Hello) or ``"SNAP"`` (send a Snapshot)."""
 
@@ -201,7 +240,7 @@ class Request:
             raise FieldError(f"request must be one of {REQUEST_WHAT}, got {self.what!r}")
 
 
-Frame = Hello | Snapshot | Heartbeat | Change | Request
+Frame = Hello | Snapshot | Heartbeat | Change | ScanStats | Request
 OCCUPANCY_FRAMES = (Snapshot, Heartbeat, Change)
 
 
@@ -234,6 +273,8 @@ def frame_body(frame: Frame) -> str:
         return f"{head},{frame.protocol},{frame.firmware},{frame.spaces}"
     if isinstance(frame, Request):
         return f"{head},{frame.what}"
+    if isinstance(frame, ScanStats):
+        return f"{head},{frame.window_ms},{frame.scans},{frame.worst_scan_us},{frame.worst_gap_us}"
     bitmap = bitmap_hex(frame.occupied, frame.spaces)
     if isinstance(frame, Change):
         state = "ON" if frame.now_occupied else "OFF"
@@ -263,6 +304,10 @@ def _decode_fields(kind: str, f: list[str]) -> Frame:
     if kind == "HELLO":
         _expect(f, 4, kind)
         return Hello(_uint(f[0], "seq"), _uint(f[1], "protocol"), f[2], _uint(f[3], "spaces"))
+    if kind == "STAT":
+        _expect(f, 5, kind)
+        return ScanStats(*(_uint(text, name) for text, name in zip(
+            f, ("seq", "window_ms", "scans", "worst_scan_us", "worst_gap_us"))))
     if kind == "REQ":
         _expect(f, 2, kind)
         return Request(_uint(f[0], "seq"), f[1])

@@ -3,7 +3,7 @@
 Run as a separate process::
 
     python -m firmware_py.sim.sensor --spaces 54 --link /tmp/pw/sensor [--speed 4]
-                                     [--heartbeat 1.0] [--firmware 1.0.0-sim]
+                                     [--heartbeat 1.0] [--firmware 1.1.0-sim]
 
 It opens a pty in raw mode, points the symlink ``--link`` at the slave device
 (as udev's ``/dev/patchwork-sensor`` would), then prints one JSON line
@@ -19,7 +19,12 @@ delays the commands after it. Most are answered when queued (after checking
 them against the state they will find); ``sync`` and ``status`` are answered
 when they are reached. Ops: reset, move (style slide|lift), lift, place, sync,
 status, unplug, replug, silence, garbage, corrupt_next, split_writes, banner,
-stuck, quit. ``--speed`` divides gesture times (slides, time in the air);
+stuck, scan_stats, quit.
+
+``REQ STAT`` is answered with the scan figures a Pico running the reference
+firmware reports (by default 1000 scans in a 5000 ms window, i.e. 200 Hz,
+worst scan 1.8 ms, worst gap 5.4 ms); ``scan_stats`` sets other figures, or
+with ``"off": true`` makes the sensor ignore ``REQ STAT`` like firmware 1.0.0. ``--speed`` divides gesture times (slides, time in the air);
 heartbeats and ``silence`` stay in real seconds.
 
 :class:`SimSensorProcess` starts the process and talks to it from tests/demos.
@@ -41,7 +46,8 @@ from pathlib import Path
 
 from ..hw import sensor_protocol as sp
 
-FIRMWARE = "1.0.0-sim"
+FIRMWARE = "1.1.0-sim"
+SCAN_STATS = (5000, 1000, 1800, 5400)   #: window_ms, scans, worst_scan_us, worst_gap_us
 SLIDE_STEP = 0.04        # seconds per space slid, at speed 1
 AIR_TIME = 0.3           # seconds a lifted token is in the air, at speed 1
 SPLIT_GAP = 0.001        # seconds between bytes when split_writes is on
@@ -177,6 +183,7 @@ class SimSensor:
         self.task = None
         self.wake = 0.0
         self.running = True
+        self.scan_figures: tuple[int, int, int, int] | None = SCAN_STATS
 
     # ------------------------------------------------------------ protocol
     def send(self, frame: sp.Frame) -> None:
@@ -206,8 +213,12 @@ class SimSensor:
                                 self.reported))
 
     def answer(self, request: sp.Request) -> None:
-        """Answer a host request with a HELLO or a SNAP frame."""
-        if request.what == "HELLO":
+        """Answer a host request with a HELLO, SNAP or STAT frame (STAT only while
+        ``scan_figures`` is set: otherwise ignored, as firmware 1.0.0 does)."""
+        if request.what == "STAT":
+            if self.scan_figures is not None:
+                self.send(sp.ScanStats(self.next_seq(), *self.scan_figures))
+        elif request.what == "HELLO":
             self.send(sp.Hello(self.next_seq(), sp.PROTOCOL_VERSION, self.firmware, self.spaces))
         else:
             self.send(sp.Snapshot(self.next_seq(), self.spaces, self.reported))
@@ -374,6 +385,17 @@ class SimSensor:
 
     def _op_banner(self, cmd):
         return self._steps_call(lambda: self._raw(BANNER)), False
+
+    def _op_scan_stats(self, cmd):
+        if cmd.get("off"):
+            return self._steps_call(lambda: setattr(self, "scan_figures", None)), False
+        names = ("window_ms", "scans", "worst_scan_us", "worst_gap_us")
+        values = tuple(cmd.get(name) for name in names)
+        try:
+            sp.ScanStats(0, *values)
+        except sp.FieldError as exc:
+            raise CommandError(f"scan_stats: {exc}") from None
+        return self._steps_call(lambda: setattr(self, "scan_figures", values)), False
 
     def _op_quit(self, cmd):
         return self._steps_call(lambda: setattr(self, "running", False)), False

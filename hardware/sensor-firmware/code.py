@@ -1,7 +1,8 @@
 """Patchwork token sensor: CircuitPython entry point (board I/O only).
 
-Scans the hall sensors through 74HC4067 multiplexers at 200 Hz and talks the
-frame protocol of hardware/protocol.md over usb_cdc.data (or the console when
+Scans the hall sensors through 74HC4067 multiplexers (aiming at 200 Hz; the
+scanner measures the rate it really reaches and reports it in STAT frames)
+and talks the frame protocol of hardware/protocol.md over usb_cdc.data (or the console when
 boot.py did not enable the data port). The logic lives in pwsensor/.
 Settings (optional, in settings.toml): PW_SPACES = 54 (Patchwork) or 30
 (Express), PW_ACTIVE_LOW = 1 (hall/reed sensors pull low on a magnet),
@@ -20,7 +21,7 @@ from pwsensor.scanner import Scanner
 
 SELECT_PINS = (board.GP2, board.GP3, board.GP4, board.GP5)   # S0..S3 of every mux
 COMMON_PINS = (board.GP6, board.GP7, board.GP8, board.GP9)   # SIG of mux 0..3
-SCAN_PERIOD_NS = 5000000                                     # 200 Hz
+SCAN_PERIOD_NS = 5000000                                     # aim: 200 Hz
 
 
 def setting(name, default):
@@ -77,7 +78,7 @@ def main():
         if port.connected:          # DTR asserted: the host has the port open
             port.write(data)
 
-    scanner = Scanner(bank.read, SPACES, write)
+    scanner = Scanner(bank.read, SPACES, write, clock=time.monotonic_ns)
     scanner.start()
     dog = start_watchdog()
     was_connected = False

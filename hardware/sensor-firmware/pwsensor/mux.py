@@ -2,7 +2,7 @@
 
 All multiplexers share the four select lines S0..S3; each has its own common
 output (SIG) on an input pin with a pull-up. Space ``m * 16 + c`` is channel
-``c`` of multiplexer ``m``. Hall sensors (A3144-style, open collector) and reed
+``c`` of multiplexer ``m``. Hall switches with an open-drain output and reed
 switches pull the line low when a magnet (token) is over them.
 
 Pins are any objects with a ``value`` attribute (``digitalio.DigitalInOut`` on

@@ -8,7 +8,8 @@ CRC is CRC-16/CCITT-FALSE of the body, 4 uppercase hex digits.
 """
 
 PROTOCOL_VERSION = 1
-FIRMWARE_VERSION = "1.0.0"
+FIRMWARE_VERSION = "1.1.0"
+STAT_MAX = 999999
 SEQ_MODULO = 65536
 MAX_LINE = 120
 
@@ -75,6 +76,16 @@ def change(seq, levels, spaces, space):
     return frame("PW,CHG,{},{},{},{},{}".format(seq, spaces, space, state, bitmap(levels, spaces)))
 
 
+def scan_stats(seq, window_ms, scans, worst_scan_us, worst_gap_us):
+    """A STAT frame: the measured scan loop over a window of ``window_ms`` ms.
+
+    Counts and microseconds above STAT_MAX are sent as STAT_MAX.
+    """
+    return frame("PW,STAT,{},{},{},{},{}".format(
+        seq, min(max(window_ms, 1), 65535), min(scans, STAT_MAX),
+        min(worst_scan_us, STAT_MAX), min(worst_gap_us, STAT_MAX)))
+
+
 def _is_digits(raw, alphabet):
     if not raw:
         return False
@@ -85,7 +96,7 @@ def _is_digits(raw, alphabet):
 
 
 def parse_request(line):
-    """"HELLO" or "SNAP" for a valid request line (bytes, no CR/LF), else None.
+    """"HELLO", "SNAP" or "STAT" for a valid request line (bytes, no CR/LF), else None.
 
     Noise before the frame start is ignored; a wrong CRC gives None.
     """
@@ -99,13 +110,13 @@ def parse_request(line):
     fields = body.split(b",")
     if len(fields) != 4 or not _is_digits(fields[2], "0123456789"):
         return None
-    if fields[3] not in (b"HELLO", b"SNAP"):
+    if fields[3] not in (b"HELLO", b"SNAP", b"STAT"):
         return None
     return fields[3].decode()
 
 
 class RequestReader:
-    """Bounded line buffer for bytes from the host -> list of "HELLO"/"SNAP".
+    """Bounded line buffer for bytes from the host -> list of "HELLO"/"SNAP"/"STAT".
 
     Counts ``bad`` lines (noise, wrong CRC, unknown frames); never raises.
     """
