@@ -45,15 +45,6 @@ def why_not(state: GameState, action) -> str:
     return "not allowed now"
 
 
-def describe(action, state: GameState) -> str:
-    """A short label: "cost 5, income 1" or "advance"."""
-    if isinstance(action, Buy):
-        p = state.spec.patches[action.patch]
-        income = f", income {p.income}" if p.income else ""
-        return f"cost {p.cost}{income}"
-    return "advance"
-
-
 ORDINALS = ("1st", "2nd", "3rd")
 
 
