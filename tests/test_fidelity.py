@@ -285,3 +285,19 @@ def test_quick_hands_unseen_order_asks_only_about_the_choice_made(tmp_path):
     table.press("ok")
     table.wait(1.0)
     assert moves(table)[0] == {"buy": 3}
+
+
+def test_question_shows_picture_and_place_on_the_oled(tmp_path):
+    """The drawn question: the selected option's patch picture in the right-hand column,
+    a different picture for each option (10 and 3 differ only in shape)."""
+    from firmware_py.view.oled import HEADER, PICTURE_W, WIDTH, render
+    table, _ = start(tmp_path, 283)
+    lift(table, GREEN, 2)
+    pictures = []
+    for _ in range(3):
+        image = render(table.screen)
+        column = image.crop((WIDTH - PICTURE_W + 1, HEADER + 1, WIDTH, 58))
+        assert column.getbbox() is not None               # something drawn there
+        pictures.append(column.tobytes())
+        table.press("next")
+    assert len(set(pictures)) == 3
