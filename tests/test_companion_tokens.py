@@ -43,7 +43,8 @@ def test_onto_opponent_space_is_never_guessed():
     e = Expectation((5, 8), 0, frozenset({8, 9}))
     w = TokenWatch(0.15, 2.0)
     w.reading(frozenset({8}), 0.0)
-    v = w.judge(e, 0.2)
+    assert w.judge(e, 0.2).kind == LIFTED     # a token in the air looks the same for a while
+    v = w.judge(e, 0.8)
     assert (v.kind, v.target) == (ONTO, 8)
 
 
@@ -79,7 +80,8 @@ def test_deadlines():
     assert w.next_deadline(0.0) is None
     w.reading(frozenset({1}), 10.0)
     assert w.next_deadline(10.0) == 10.15
-    assert w.next_deadline(10.2) == 12.0
+    assert w.next_deadline(10.2) == 10.8      # onto the opponent's space: asked then
+    assert w.next_deadline(10.9) == 12.0
     assert w.next_deadline(12.5) is None
 
 

@@ -162,7 +162,7 @@ def test_pause_mid_slide_never_applies_to_the_last_move_of_the_game(tmp_path):
     table = Table(tmp_path, record.game, 0)
     table.board.at = [53, 52]
     table.show(dwell=0.5)
-    slide(table, YELLOW, 53)
+    slide(table, YELLOW, 53, after=1.0)
     assert table.screen.title == "Which move?" and table.screen.options == ("advance",)
     table.press("ok")
     assert table.screen.kind == "end" and table.service.status.saved_to

@@ -80,12 +80,18 @@ class TokenWatch:
 
     ``stable_s`` (seconds, ~0.15): how long a reading must stay unchanged to
     count. ``guidance_s`` (~2): how long a disagreeing reading stays before
-    MISMATCH guidance. Times are seconds of one monotonic clock.
+    MISMATCH guidance. ``onto_s`` (default 0.8, at most ``guidance_s``): how
+    long one token alone must be seen on the opponent's space before it is
+    ONTO (until then it is a token in the air: any lift looks the same, and
+    the question would flash while a token is carried). Times are seconds of
+    one monotonic clock.
     """
 
-    def __init__(self, stable_s: float = 0.15, guidance_s: float = 2.0):
+    def __init__(self, stable_s: float = 0.15, guidance_s: float = 2.0,
+                 onto_s: float | None = None):
         self.stable_s = stable_s
         self.guidance_s = guidance_s
+        self.onto_s = min(0.8 if onto_s is None else onto_s, guidance_s)
         self.occupied: frozenset[int] | None = None
         self.since = 0.0
         self.trace: list[frozenset[int]] = []     # recent readings, oldest first
@@ -114,7 +120,7 @@ class TokenWatch:
         """When :meth:`judge` may next give a different verdict, or None."""
         if self.occupied is None:
             return None
-        for delay in (self.stable_s, self.guidance_s):
+        for delay in sorted((self.stable_s, self.onto_s, self.guidance_s)):
             if now < self.since + delay:
                 return self.since + delay
         return None
@@ -131,7 +137,7 @@ class TokenWatch:
         if reading == self._consumed:
             return self._guidance(reading, home, now, consumed=True)
         verdict = self._explain(reading, expect)
-        if verdict is not None:
+        if verdict is not None and (verdict.kind != ONTO or now - self.since >= self.onto_s - 1e-9):
             return verdict
         return self._guidance(reading, home, now)
 

@@ -95,10 +95,10 @@ class TableUI:
             return
         if self.mode not in ("turn", "confirm") or self.session is None:
             return
+        if self.mode == "confirm" and v.kind in (STILL, LIFTED, MISMATCH, WAIT):
+            self._to_turn(keep_intent=True)     # the token left the space asked about
         if v.kind == STILL:
             self.mismatch = None
-            if self.mode == "confirm":
-                self._to_turn(keep_intent=True)
         elif v.kind == MISMATCH:
             self.mismatch = v
         elif v.kind == MOVE:

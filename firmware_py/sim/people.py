@@ -165,6 +165,7 @@ class People:
         self.game, self.board_name, self.first = game, board, first
         self.truth: Session | None = None
         self.moves = 0
+        self._patience = 2
 
     # ----- setup ---------------------------------------------------------------------------
     def set_up(self) -> None:
@@ -360,21 +361,37 @@ class People:
                 return
             if screen.kind == "prompt" and screen.options:
                 self._answer(moves)
+            elif self._redo(moves):
+                continue
             elif screen.kind == "prompt" and self.state.owed:
                 return                                     # the leather question: next
             elif screen.kind in ("turn", "end") and not any(
                     self._shows(s) for s in ([before] if before else []) + list(states)):
                 raise WrongRecord(f"the table shows a game not played: {screen.players}")
-            elif t.lights.expected or t.lights.wrong:
+            elif screen.kind == "mismatch":                # the OLED says what to fix
                 self._fix_board()
         raise Stuck(f"the table never showed the move; it shows {t.screen.kind} "
                     f"{t.screen.title!r} {t.screen.lines} {t.screen.notice!r}")
+
+    def _redo(self, moves) -> bool:
+        """A move the table dropped (the token went back, as asked): make it again."""
+        t = self.table
+        for state, action in moves:
+            if self._shows(state) and not t.lights.expected and not t.lights.wrong \
+                    and t.board.at == [p.position for p in state.players]:
+                self._move(state, action, lift=True)
+                return True
+        return False
 
     def _answer(self, moves) -> None:
         """Answer "Which move?": NEXT until the selected option is a wanted move (the patch's
         picture and place match, or action A), then OK; NO (BACK) when none is offered."""
         t = self.table
         about = self._about(moves)
+        if not about and self._patience > 0:            # about another space: look again
+            self._patience -= 1
+            return
+        self._patience = 2
         for _ in range(len(t.screen.options) + 1):
             screen = t.screen
             if screen.kind != "prompt" or not screen.options:
