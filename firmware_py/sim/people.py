@@ -34,6 +34,7 @@ from pathlib import Path
 from ..companion import intents
 from ..companion.model import GREEN, YELLOW
 from ..companion.session import Session, Setup
+from ..companion.ui import BOARDS, GAMES
 from ..config import validate
 from ..hw.backends import Parts
 from ..hw.parts import RawButton
@@ -171,10 +172,10 @@ class People:
     def set_up(self) -> None:
         """Answer the start questions and page through the deal."""
         t = self.table
-        wanted = ["Patchwork" if self.game == "patchwork" else "Patchwork Express"]
-        if self.game == "patchwork":
-            wanted.append("2014 board" if self.board_name == "2014" else "revised board")
-        wanted += [self.first.capitalize(), "Deal it for me"]
+        wanted = [[g for g, _ in GAMES].index(self.game)]          # option rows, as the UI
+        if self.game == "patchwork":                               # lists them
+            wanted.append([b for b, _ in BOARDS].index(self.board_name))
+        wanted += [(GREEN, YELLOW).index(self.first), 0]           # who starts; deal for me
         for option in wanted:
             self._choose(option)
         while t.screen.kind == "deal":
@@ -184,15 +185,16 @@ class People:
                                    tuple(blue or ()), False))
         t.show(dwell=0.5)
 
-    def _choose(self, option: str) -> None:
+    def _choose(self, row: int) -> None:
+        """NEXT until option ``row`` of the question shown is selected, then OK."""
         t = self.table
         for _ in range(8):
             screen = t.screen
-            if screen.kind == "choose" and screen.options[screen.selected] == option:
+            if screen.kind == "choose" and screen.selected == row:
                 t.press("ok")
                 return
             t.press("next")
-        raise Stuck(f"no option {option!r} on {t.screen.title!r}")
+        raise Stuck(f"no option {row} on {t.screen.title!r}")
 
     # ----- the game --------------------------------------------------------------------------
     @property
