@@ -71,7 +71,7 @@ def green_advances_first(table: Table) -> None:
     assert moves(table) == ["advance"]
 
 
-# ----- 1. browsing is not choosing ---------------------------------------------------------------
+# ----- 1. browsing is not choosing ------------------------------------------------------------
 def test_browsing_is_not_choosing(tmp_path):
     """NEXT browses round to patch 17 (time 1: it would end on 1, the advance space too);
     Green changes its mind and advances without OK: asked, never the purchase."""
@@ -96,7 +96,7 @@ def test_browsing_then_ok_is_choosing(tmp_path):
     assert moves(table) == [{"buy": 17}] and table.shown == 0
 
 
-# ----- 2. a pause mid-slide is not a move -----------------------------------------------------------
+# ----- 2. a pause mid-slide is not a move -----------------------------------------------------
 def test_pause_mid_slide_after_choosing_counts_only_the_chosen_space(tmp_path):
     """Yellow chose patch 6 (ends on 4) with NEXT and OK, then rests 1.5 s on 2 (where action
     A alone ends) and 1 s on 3 (where patch 20 ends): neither is taken, even for a while."""
@@ -171,7 +171,7 @@ def test_pause_mid_slide_never_applies_to_the_last_move_of_the_game(tmp_path):
     assert moves(table) == list(untracked_copy(record).moves)
 
 
-# ----- 3. a question the player can answer --------------------------------------------------------
+# ----- 3. a question the player can answer ----------------------------------------------------
 def test_question_shows_picture_and_place(tmp_path):
     """Patches 10 and 3 (both cost 2, time 2, no income) and 29 all end on 2. The question
     tells them apart by place and picture, and the record gets the one picked (the 3rd)."""
@@ -197,7 +197,7 @@ def test_question_shows_picture_and_place_never_asks_a_choice_already_made(tmp_p
     assert moves(table) == [{"buy": 3}] and table.shown == 0
 
 
-# ----- 4. a knocked token is not a move --------------------------------------------------------------
+# ----- 4. a knocked token is not a move -------------------------------------------------------
 @pytest.mark.parametrize("who", [GREEN, YELLOW], ids=["mover", "waiting"])
 def test_knocked_token(tmp_path, who):
     """Both tokens on 0; one is knocked onto 1 (where Green's action A ends) for a second,
@@ -224,7 +224,7 @@ def test_knocked_token_put_back_without_answering(tmp_path):
     assert moves(table) == [] and table.screen.kind == "turn"
 
 
-# ----- 5. quick hands ------------------------------------------------------------------------------------
+# ----- 5. quick hands -------------------------------------------------------------------------
 def test_quick_hands(tmp_path):
     """Green's chosen advance lands on 1 and Yellow lifts its token 50 ms later and sets it
     on 2 (its own action A): both moves are recorded, in order."""

@@ -89,8 +89,9 @@ def _turn(ui):
 
 def _confirm(ui):
     """"Which move?": the line says whose token on which space ("Green on 42:"), each
-    option names the patch's place counting clockwise from the neutral token; ``patches`` holds the buy options' pictures (``index`` = that place,
-    the cursor's one ``selected``) so the patches tell apart as they lie on the table."""
+    option names the patch's place counting clockwise from the neutral token ("2nd patch,
+    cost 3"); ``patches`` holds the buy options' pictures (``index`` = that place, the
+    cursor's one ``selected``), so patches alike in price tell apart as on the table."""
     state = ui.state
     targets = {intents.target_of(state, a) for a in ui.candidates}
     options = tuple(intents.option_label(a, state, len(targets) > 1) for a in ui.candidates)

@@ -124,7 +124,9 @@ class Table:
 
     def _count_question(self) -> None:
         screen = self.screen
-        asked = (screen.options, screen.lines) if screen.kind == "prompt" and screen.options else None
+        asked = None
+        if screen.kind == "prompt" and screen.options:
+            asked = (screen.options, screen.lines)
         if asked is not None and asked != self._asked:
             self.shown += 1
         self._asked = asked
@@ -333,7 +335,7 @@ class People:
         t.show()
         self.until(lambda s: self._shows(state) and not t.lights.expected, "the board put back")
 
-    # ----- seeing it taken ---------------------------------------------------------------------------
+    # ----- seeing it taken ------------------------------------------------------------------
     def _shows(self, state) -> bool:
         """The turn (or end) screen shows ``state``: each player's space, buttons, empty
         squares and who moves."""
