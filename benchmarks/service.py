@@ -34,6 +34,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import socket
 import statistics
 import subprocess
@@ -406,11 +407,46 @@ def idle(seconds: float, say) -> dict:
     return out
 
 
-def ready_time(runs: int, say) -> dict:
-    """Seconds from starting ``patchwork-companion run`` to READY=1 (default sim config)."""
+def fill_history(folder: Path, games: int) -> None:
+    """``games`` finished games in the store in ``folder``: record files and index rows
+    (made from the bundled game under new ids and start times; replayed once)."""
+    import dataclasses
+    from datetime import datetime, timedelta, timezone
+
+    from firmware_py.store import History, summarise
+    history = History(folder)
+    history.records.mkdir(parents=True, exist_ok=True)
+    record = parse_record(bundled_record())
+    base = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    rows, template = [], None
+    for n in range(games):
+        start = base + timedelta(hours=n)
+        game_id = f"{start:%Y%m%d-%H%M%S}-{n:06x}"
+        one = dataclasses.replace(record, meta={"started": start.isoformat(),
+                                                "ended": (start + timedelta(minutes=40)).isoformat()})
+        data = (json.dumps(one.to_json(), separators=(",", ":")) + "\n").encode()
+        (history.records / f"{game_id}.json").write_bytes(data)
+        template = template or summarise(one, game_id, f"{game_id}.json", len(data), 0.0)
+        rows.append({**template, "id": game_id, "record": f"{game_id}.json",
+                     "started": one.meta["started"], "ended": one.meta["ended"],
+                     "ended_unix": (start + timedelta(minutes=40)).timestamp()})
+    with history.index() as index:
+        index.upsert(rows[0], rows=rows)
+
+
+def ready_time(runs: int, say, games: int = 0) -> dict:
+    """Seconds from starting ``patchwork-companion run`` to READY=1 (default sim config),
+    with ``games`` finished games in the history."""
     times, peaks = [], []
+    prepared = Path(tempfile.mkdtemp(prefix="bench-store-")) / "patchwork-companion"
+    prepared.mkdir()
+    if games:
+        say(f"  ready: filling a history of {games} games")
+        fill_history(prepared, games)
     for n in range(runs):
         work = Path(tempfile.mkdtemp(prefix="bench-ready-"))
+        if games:
+            os.symlink(prepared, work / "patchwork-companion")
         name = f"bench-ready-{os.getpid()}-{n}"
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         sock.bind("\0" + name)
@@ -430,9 +466,21 @@ def ready_time(runs: int, say) -> dict:
             proc.terminate()
             proc.wait(10)
             sock.close()
-    say(f"  ready: {runs} starts")
+    shutil.rmtree(prepared.parent, ignore_errors=True)
+    say(f"  ready: {runs} starts with {games} games")
     return {"median_s": statistics.median(times), "max_s": max(times), "runs": runs,
-            "peak_rss_mb": max(peaks)}
+            "peak_rss_mb": max(peaks), "median_rss_mb": statistics.median(peaks), "games": games}
+
+
+def ready_lines(empty: dict, full: dict) -> list[str]:
+    """The start-up figures of an empty box and of one with a long history, side by side."""
+    def line(r):
+        return f"{r['median_s']:.2f} s, RSS {r['median_rss_mb']:.1f} MB"
+    dt, dm = full["median_s"] - empty["median_s"], full["median_rss_mb"] - empty["median_rss_mb"]
+    verdict = "ok" if dt <= 0.1 and dm <= 5 else "MISSED"
+    return [f"ready, empty box: {line(empty)}",
+            f"ready with {full['games']} games: {line(full)}   "
+            f"({dt:+.2f} s, {dm:+.1f} MB; target within 0.1 s and 5 MB of empty   {verdict})"]
 
 
 # ------------------------------------------------------------------ report
@@ -482,6 +530,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ready-runs", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="200 events, 5 s idle, 2 starts")
     parser.add_argument("--json", action="store_true", help="also print the raw figures as JSON")
+    parser.add_argument("--history-games", type=int, default=10000,
+                        help="finished games in the history for the second start-up figure")
+    parser.add_argument("--ready-only", action="store_true", help="only the start-up figures")
     parser.add_argument("--serve-idle", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_idle:
@@ -494,15 +545,24 @@ def main(argv: list[str] | None = None) -> int:
     def say(text):
         print(f"[{time.monotonic() - began:6.1f} s] {text}", file=sys.stderr, flush=True)
     m = machine()
+    if args.ready_only:
+        say("start-up ...")
+        empty = ready_time(args.ready_runs, say)
+        full = ready_time(args.ready_runs, say, args.history_games)
+        print("\n".join([f"machine: {m['nproc']} CPUs, {m['cpu']}, Python {m['python']}, "
+                         f"{m['system']}"] + ready_lines(empty, full)))
+        return 0
     say("latency ...")
     lat = latency(args.events, say)
     say("idle ...")
     idle_ = idle(args.idle_seconds, say)
     say("start-up ...")
     ready = ready_time(args.ready_runs, say)
-    print("\n".join(report(m, lat, idle_, ready)))
+    full = ready_time(args.ready_runs, say, args.history_games)
+    print("\n".join(report(m, lat, idle_, ready) + ready_lines(ready, full)))
     if args.json:
-        print(json.dumps({"machine": m, "latency": lat, "idle": idle_, "ready": ready}))
+        print(json.dumps({"machine": m, "latency": lat, "idle": idle_, "ready": ready,
+                          "ready_with_history": full}))
     return 0
 
 

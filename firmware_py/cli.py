@@ -60,10 +60,21 @@ def _sim(args) -> int:
     return sim_main(argv)
 
 
+def _history(args) -> int:
+    from .commands.history import run_history
+    return run_history(args.config, args.store, args.rebuild, args.player, args.game, args.limit,
+                       args.json)
+
+
 def _config_check(args) -> int:
-    from .config import load_or_report
-    if load_or_report(args.file) is None:
+    from .config import journal_dir_problem, load_or_report
+    cfg = load_or_report(args.file)
+    if cfg is None:
         return 2
+    problem = journal_dir_problem(cfg)
+    if problem:                       # valid, but the games would not be saved
+        print(f"{args.file}: {problem}", file=sys.stderr)
+        return 1
     print(f"{args.file}: ok")
     return 0
 
@@ -114,6 +125,18 @@ def build_parser() -> argparse.ArgumentParser:
     cb.add_argument("--game", choices=("patchwork", "patchwork-express"), default="patchwork")
     cb.add_argument("--write", action="store_true", help="write the maps into --config FILE (else print them)")
     cb.set_defaults(func=_calibrate)
+
+    hs = sub.add_parser("history", help="the finished games, newest first (--rebuild: recreate "
+                        "the index from the saved records)")
+    hs.add_argument("--config", help="TOML config file (its journal.dir holds the history)")
+    hs.add_argument("--store", help="the folder holding records/ and history.sqlite3 "
+                    "(default: the config's journal folder)")
+    hs.add_argument("--rebuild", action="store_true", help="recreate the index from records/*.json")
+    hs.add_argument("--player", help="only games with a player of this name")
+    hs.add_argument("--game", choices=("patchwork", "patchwork-express"), help="only this game")
+    hs.add_argument("--limit", type=int, default=50, help="at most this many games (default 50)")
+    hs.add_argument("--json", action="store_true", help="one JSON object per game")
+    hs.set_defaults(func=_history)
 
     tp = sub.add_parser("template", help="write a printable 1:1 SVG of the time board's 54 space "
                         "centres (where sensors and LEDs go) from a measured centres file")

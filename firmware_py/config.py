@@ -238,3 +238,21 @@ def state_dir(cfg: dict) -> Path:
         return Path(configured).expanduser()
     base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
     return Path(base) / "patchwork-companion"
+
+
+def journal_dir_problem(cfg: dict) -> str | None:
+    """None when the journal folder of ``cfg`` can be written (or, when it does not exist
+    yet, created), else what is wrong, e.g. "journal.dir: /var/lib/x is not writable
+    (read-only: Read-only file system)". Creates nothing but a probe file it removes."""
+    from .companion.journal import writable_problem
+    folder = state_dir(cfg)
+    parent = folder
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if parent == folder:
+        problem = writable_problem(folder)
+        return f"journal.dir: {problem}; games would not be saved" if problem else None
+    if not os.access(parent, os.W_OK):
+        return (f"journal.dir: {folder} does not exist and cannot be created in {parent} "
+                f"(not writable); games would not be saved")
+    return None

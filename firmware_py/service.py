@@ -10,28 +10,27 @@ hung loop is restarted (design 6).
 """
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
 import queue
 import random
 import threading
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
 from .companion.buttons import ButtonClassifier
-from .companion.journal import Journal, JournalError, fsync_dir
 from .companion.model import Lights, Screen
 from .companion.screens import build_lights, build_screen
 from .companion.tokens import TokenWatch
 from .companion.ui import TableUI
 from .hw.parts import Animation, RawButton
 from .hw.sensor_link import SensorOccupancy, SensorStatus
-from .rules import deal as deal_circle, dumps_record, load_spec, replay
+from .keeper import Keeper
+from .rules import deal as deal_circle, load_spec
 from .view.leds import LedLayout, led_frame, next_change
-from .view.oled import render
+from .view.oled import Pager
 
 LOG = logging.getLogger(__name__)
 
@@ -69,22 +68,32 @@ class Service:
     ``cfg``: validated config; ``parts``: built hardware parts (``hw.backends``);
     ``folder``: journal and records folder; ``clock``: monotonic seconds;
     ``deal``: optional ``game -> (circle, blue)`` (default: a fresh random deal);
-    ``notifier``: an ``sdnotify.Notifier`` or None.
+    ``notifier``: an ``sdnotify.Notifier`` or None; ``wall``: the wall clock (an
+    aware ``datetime``) for the records' start and end times.
+
+    The journal, the snapshot and the history of finished games are the
+    :class:`~.keeper.Keeper`'s (``self.keeper``; ``self.journal`` and
+    ``self.history`` are its): a write the disk refuses is kept in memory and
+    tried again every few seconds (:data:`~.keeper.RETRY_S`).
     """
 
     def __init__(self, cfg: dict, parts, folder: str | Path, *, clock: Callable[[], float] = time.monotonic,
-                 deal: Callable | None = None, notifier=None):
+                 deal: Callable | None = None, notifier=None,
+                 wall: Callable[[], datetime] = lambda: datetime.now().astimezone()):
         self.cfg = cfg
         self.parts = parts
         self.clock = clock
+        self.wall = wall
         self.folder = Path(folder)
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
-        self.journal = Journal(self.folder)
+        self.keeper = Keeper(self.folder, clock, wall, self._touch)
+        self.journal = self.keeper.journal
+        self.history = self.keeper.history
         self.buttons = ButtonClassifier(cfg["buttons"]["hold_seconds"],
                                         cfg["buttons"]["debounce_ms"] / 1000)
         self.watch = TokenWatch(cfg["sensor"]["stable_ms"] / 1000, cfg["sensor"]["guidance_seconds"])
-        self._journal_failing = False
-        self.ui = TableUI(self._write_journal, deal or _random_deal, self._save_record)
+        self.ui = TableUI(self.keeper.write, deal or _random_deal, self.keeper.save_record)
+        self.keeper.ui = self.ui
         self.notifier = notifier
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -117,23 +126,32 @@ class Service:
         return call.result
 
     def resume(self) -> list[str]:
-        """Load the journal and rebuild the game; returns the problems found (for the log/OLED)."""
-        loaded = self.journal.load()
-        self.problems = loaded.problems + list(self.parts.failures)
-        for problem in loaded.problems:
-            LOG.warning("%s", problem)
-            self.ui.warnings["journal"] = "journal repaired"
+        """Load the journal and rebuild the game; returns the problems found (for the log/OLED).
+
+        Says when the folder is not writable; repairs damaged journal files
+        (quarantined first); files a game that ended before a restart if its record
+        is not in the history yet. Reads nothing of the history.
+        """
+        self.problems = []
+        loaded = self.keeper.load(self._problem)
         for failure in self.parts.failures:
+            self.problems.append(failure)
             self.ui.warnings[failure.split(" failed")[0]] = failure.split(":")[0]
         self._resume_entries(loaded.entries)
+        self.keeper.resumed()
         for part in (self.parts.strip, self.parts.oled):
             if part is not None:
                 part.on_failure = lambda _part: self.post(None)   # wake the loop to say so
         return self.problems
 
+    def _problem(self, text: str) -> None:
+        LOG.warning("%s", text)
+        self.problems.append(text)
+
     def _resume_entries(self, entries: list[dict]) -> None:
         """Rebuild the UI from the longest prefix of ``entries`` that replays; an entry
-        that does not (a bug, a changed catalogue) is reported and cut off, never fatal."""
+        that does not (a bug, a changed catalogue) is reported and cut off, never fatal
+        (the journal keeps its bytes in quarantine)."""
         for keep in range(len(entries), -1, -1):
             try:
                 self.ui.resume(entries[:keep])
@@ -141,15 +159,12 @@ class Service:
                 error = exc
                 continue
             if keep < len(entries):
-                problem = (f"{self.journal.path}: entry {keep + 1} of the game cannot be replayed "
-                           f"({type(error).__name__}: {error}); resumed from the entry before it")
-                LOG.warning("%s", problem)
-                self.problems.append(problem)
-                self.ui.warnings["journal"] = "journal repaired"
+                self._problem(f"{self.journal.path}: entry {keep + 1} of the game cannot be "
+                              f"replayed ({type(error).__name__}: {error}); resumed from the "
+                              f"entry before it")
+                self.ui.warnings["journal damage"] = "journal repaired"
                 self.journal.reset_to(entries[:keep])
             break
-        if self.ui.mode == "end" and self.ui.session is not None and not self.ui.saved_to:
-            self._ensure_record(self.ui.session)
 
     def start(self) -> "Service":
         """Resume and run the loop on its own thread; returns once the first frame is out."""
@@ -213,7 +228,7 @@ class Service:
     # ----- the loop's work ---------------------------------------------------------------
     def _timeout(self, now: float) -> float:
         deadlines = [self.buttons.next_deadline(), self.watch.next_deadline(now),
-                     self._next_watchdog if self._watchdog_period() else None]
+                     self._next_watchdog if self._watchdog_period() else None, self.keeper.retry_at]
         due = [d - now for d in deadlines if d is not None]
         due += [h for h in (p.hang_in() for p in self._outputs()) if h is not None]
         return max(0.0, min(due)) if due else 1.0
@@ -262,6 +277,7 @@ class Service:
             part.check()
             self._part_warning(part)
         self._refresh(now)
+        self.keeper.tick(now)       # the snapshot once the turn is shown; retries when due
         self._feed_watchdog(now)
 
     def _judge(self, now: float) -> None:
@@ -292,8 +308,8 @@ class Service:
                 after = (self.parts.strip, led_ticket) if led_ticket is not None else None
                 # drawn on the OLED's thread, after the LED frame went out: the loop and
                 # the strip never wait for the image
-                self.parts.oled.submit(Animation(lambda _t, shown=screen: render(shown), _once),
-                                       after)
+                pager = Pager(screen)       # a screen too full for once alternates pages
+                self.parts.oled.submit(Animation(pager.frame, pager.next_at), after)
         self._publish(screen, lights)           # after every rebuild: what is shown now
 
     def _show_leds(self, lights: Lights) -> int | None:
@@ -357,62 +373,6 @@ class Service:
         if period and now >= self._next_watchdog:
             self.notifier.watchdog()
             self._next_watchdog = now + period
-
-    def _write_journal(self, body: dict) -> int:
-        """Journal one entry (the UI calls this before it shows a turn); logs when the disk
-        starts refusing and when it takes writes again (the UI warns on the OLED)."""
-        try:
-            seq = self.journal.append(body)
-        except JournalError as exc:
-            if not self._journal_failing:
-                LOG.error("%s; the game goes on in memory until the disk takes writes again", exc)
-            self._journal_failing = True
-            raise
-        if self._journal_failing:
-            LOG.warning("journal in %s writable again: caught up", self.journal.folder)
-            self._journal_failing = False
-        return seq
-
-    # ----- records --------------------------------------------------------------------
-    def _ensure_record(self, session) -> None:
-        """After a restart on the end screen: find the game's saved record, or save it now
-        (power was cut between journaling the end and writing the record)."""
-        found = [p for p in sorted((self.folder / "records").glob(
-            f"game-*-{_game_digest(session)}.json")) if p.stat().st_size > 0]
-        try:
-            self.ui.saved_to = str(found[-1]) if found else self._save_record(session)
-        except OSError as exc:
-            self.ui.warnings["record"] = f"record not saved: {exc.strerror or exc}"
-
-    def _save_record(self, session) -> str:
-        """Write the finished game's record (untracked style) next to the journal."""
-        record = session.record(meta={"saved": time.strftime("%Y-%m-%dT%H:%M:%S")})
-        _, result = replay(record)
-        record = type(record)(**{**record.__dict__, "result": {"scores": result.scores,
-                                                              "winner": result.winner}}) \
-            if result.over else record
-        folder = self.folder / "records"
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / (f"game-{time.strftime('%Y%m%d-%H%M%S')}-{len(session.groups)}-"
-                         f"{_game_digest(session)}.json")
-        tmp = path.with_suffix(".tmp")
-        with open(tmp, "wb") as fh:                 # durable: fsync the file, rename,
-            fh.write((dumps_record(record) + "\n").encode())   # fsync the folder (design 6)
-            fh.flush()
-            os.fsync(fh.fileno())
-        tmp.replace(path)
-        fsync_dir(folder)
-        return str(path)
-
-
-def _once(_now: float) -> None:
-    """An OLED screen is drawn once (no next frame)."""
-    return None
-
-
-def _game_digest(session) -> str:
-    """8 hex digits naming a game's setup and turns (the same game gives the same digest)."""
-    return hashlib.sha1(dumps_record(session.record()).encode()).hexdigest()[:8]
 
 
 def _random_deal(game: str):

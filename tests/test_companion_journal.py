@@ -1,7 +1,19 @@
-"""The journal: durable appends, snapshots, and recovery from torn or damaged files."""
+"""The journal on its own: durable appends, two full copies, and recovery from damage.
+
+Damage classes: a damaged entry in the middle (every intact turn kept, the
+bytes quarantined, never overwritten), zero-length and NUL-filled journal or
+snapshot files (alone, together, after an earlier repair: nothing another
+intact file holds is lost, no silent roll-back), and write errors at the OS
+boundary (EIO, ENOSPC) that leave no temporary file.
+"""
 from __future__ import annotations
 
+import errno
 import json
+import os
+from pathlib import Path
+
+import pytest
 
 from firmware_py.companion import journal as J
 from firmware_py.companion.journal import Journal, JournalError
@@ -9,84 +21,316 @@ from firmware_py.companion.journal import Journal, JournalError
 SETUP = {"kind": "setup", "setup": {"game": "patchwork"}}
 
 
-def _write_game(folder, turns):
+def write_game(folder: Path, turns: int, snapshot_until: int | None = None) -> Journal:
+    """A journal of a setup and ``turns`` turns (moves [0], [1], ...); the snapshot is
+    written after every entry, or only up to turn ``snapshot_until``."""
     j = Journal(folder)
     j.load()
     j.append(SETUP)
+    j.flush_snapshot()
     for i in range(turns):
         j.append({"kind": "turn", "moves": [i]})
+        if snapshot_until is None or i < snapshot_until:
+            j.flush_snapshot()
     return j
 
 
+def moves(loaded) -> list:
+    return [e["moves"][0] for e in loaded.entries if e.get("kind") == "turn"]
+
+
+def lines_of(folder: Path) -> list[bytes]:
+    return (folder / "journal.jsonl").read_bytes().split(b"\n")[:-1]
+
+
+def put_lines(folder: Path, lines: list[bytes]) -> None:
+    (folder / "journal.jsonl").write_bytes(b"".join(line + b"\n" for line in lines))
+
+
+# ------------------------------------------------------------------ the format
 def test_round_trip_and_undo_folding(tmp_path):
-    j = _write_game(tmp_path, 3)
+    j = write_game(tmp_path, 3)
     j.append({"kind": "undo"})
     loaded = Journal(tmp_path).load()
-    assert [e.get("moves") for e in loaded.entries] == [None, [0], [1]]
-    assert loaded.seq == 5 and not loaded.problems
+    assert moves(loaded) == [0, 1] and loaded.seq == 5 and not loaded.problems
 
 
-def test_snapshot_then_journal_tail(tmp_path):
-    _write_game(tmp_path, J.SNAPSHOT_EVERY + 3)
-    assert (tmp_path / "snapshot.json").exists()
+def test_each_line_carries_seq_a_checksum_and_the_line_before(tmp_path):
+    write_game(tmp_path, 2)
+    first, second = (json.loads(line) for line in lines_of(tmp_path)[:2])
+    assert set(first) == {"seq", "crc", "body"} and first["seq"] == 1
+    assert second["prev"] == first["body"] and second["pcrc"] == first["crc"]
+
+
+def test_the_snapshot_and_the_journal_each_hold_the_whole_game(tmp_path):
+    write_game(tmp_path, 20)
+    snap = json.loads((tmp_path / "snapshot.json").read_bytes())
+    assert snap["seq"] == 21 and [e.get("moves") for e in snap["entries"][1:]] == [[i] for i in range(20)]
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "journal.jsonl").write_bytes((tmp_path / "journal.jsonl").read_bytes())
+    assert moves(Journal(alone).load()) == list(range(20))
+
+
+def test_a_new_game_replaces_the_journal_and_seq_goes_on(tmp_path):
+    j = write_game(tmp_path, 5)
+    j.append({"kind": "end"})
+    j.append({**SETUP, "id": "next"})
+    lines = lines_of(tmp_path)
+    assert len(lines) == 1 and json.loads(lines[0])["seq"] > 7      # only the new game
     loaded = Journal(tmp_path).load()
-    assert [e["moves"] for e in loaded.entries[1:]] == [[i] for i in range(J.SNAPSHOT_EVERY + 3)]
+    assert loaded.entries == [{**SETUP, "id": "next"}] and not loaded.problems
 
 
-def test_torn_last_line_is_ignored_and_repaired(tmp_path):
-    _write_game(tmp_path, 4)
-    path = tmp_path / "journal.jsonl"
-    data = path.read_bytes()
-    path.write_bytes(data[:-7])               # power cut in the middle of the last write
+def test_a_journal_of_the_previous_format_is_still_read(tmp_path):
+    body = {"kind": "turn", "moves": [0]}
+    old = [{"seq": 1, "crc": J._legacy_crc(SETUP), "body": SETUP},
+           {"seq": 2, "crc": J._legacy_crc(body), "body": body}]
+    put_lines(tmp_path, [json.dumps(o).encode() for o in old])
+    loaded = Journal(tmp_path).load()
+    assert moves(loaded) == [0] and not loaded.problems
+
+
+# ------------------------------------------------- 1: a damaged entry in the middle
+def test_a_damaged_entry_in_the_middle_keeps_every_intact_turn(tmp_path):
+    """One bad line among good ones (snapshot useless too): the later turns are kept, the
+    damaged turn itself comes back from the copy in the next line."""
+    write_game(tmp_path, 10)
+    (tmp_path / "snapshot.json").unlink()
+    lines = lines_of(tmp_path)
+    lines[4] = lines[4][:30] + b"\x00\xffgarbage" + lines[4][40:]        # turn 3's line
+    put_lines(tmp_path, lines)
     j = Journal(tmp_path)
     loaded = j.load()
-    assert [e["moves"] for e in loaded.entries[1:]] == [[0], [1], [2]]
-    assert loaded.problems and "line 5" in loaded.problems[0]
-    j.append({"kind": "turn", "moves": ["next"]})
-    again = Journal(tmp_path).load()
-    assert [e["moves"] for e in again.entries[1:]] == [[0], [1], [2], ["next"]]
-    assert not again.problems
+    assert moves(loaded) == list(range(10))
+    assert loaded.skipped == 1 and "1 bad entry skipped (line 5)" in loaded.notice
+    assert any("line 5 (byte" in p for p in loaded.problems) and not loaded.lost
 
 
-def test_garbage_appended_and_bit_rot(tmp_path):
-    _write_game(tmp_path, 2)
-    path = tmp_path / "journal.jsonl"
-    with open(path, "ab") as fh:
-        fh.write(b"\x00\x00\x00garbage\n")
-    assert len(Journal(tmp_path).load().entries) == 3
-    lines = path.read_bytes().split(b"\n")
-    lines[1] = lines[1].replace(b'"moves":[0]', b'"moves":[9]')   # a changed value: crc fails
-    path.write_bytes(b"\n".join(lines))
+def test_without_the_copy_the_lost_turn_and_the_kept_ones_are_said(tmp_path):
+    """Two adjacent lines destroyed: only their turns are unrecoverable, and the OLED says
+    so exactly ("turns 4-5 lost; resumed at turn 3")."""
+    write_game(tmp_path, 10)
+    (tmp_path / "snapshot.json").unlink()
+    lines = lines_of(tmp_path)
+    for k in (4, 5):                                   # turns 3 and 4 (the 4th and 5th)
+        lines[k] = b"\x00" * len(lines[k])
+    put_lines(tmp_path, lines)
     loaded = Journal(tmp_path).load()
-    assert len(loaded.entries) == 1 and "checksum" in loaded.problems[0]
+    assert moves(loaded) == [0, 1, 2]
+    assert loaded.lost == "turns 4-10 lost; resumed at turn 3"
+    assert "2 bad entries skipped (line 5, 6)" in loaded.notice
 
 
-def test_corrupt_snapshot_falls_back_to_journal(tmp_path):
-    _write_game(tmp_path, J.SNAPSHOT_EVERY + 1)
-    (tmp_path / "snapshot.json").write_bytes(b"\x00" * 40)        # SD card after a power cut
+def test_damaged_bytes_go_to_quarantine_and_are_never_overwritten(tmp_path):
+    write_game(tmp_path, 6)
+    lines = lines_of(tmp_path)
+    lines[2] = b"{garbage one"
+    put_lines(tmp_path, lines)
+    first_damage = (tmp_path / "journal.jsonl").read_bytes()
+    j = Journal(tmp_path)
+    j.load()
+    moved = j.catch_up()
+    kept = tmp_path / "quarantine" / "q-0001-journal.jsonl"
+    assert moved == [f"{tmp_path / 'journal.jsonl'}: its bytes are kept in {kept}"]
+    assert kept.read_bytes() == first_damage
+    assert not Journal(tmp_path).load().problems              # the journal is clean again
+    lines = lines_of(tmp_path)
+    lines[1] = b"{garbage two"                                 # damaged again later
+    put_lines(tmp_path, lines)
+    j = Journal(tmp_path)
+    j.load()
+    j.catch_up()
+    assert kept.read_bytes() == first_damage                  # the first quarantine untouched
+    assert b"garbage two" in (tmp_path / "quarantine" / "q-0002-journal.jsonl").read_bytes()
+    assert moves(Journal(tmp_path).load()) == list(range(6))
+
+
+def test_every_truncation_point_keeps_exactly_the_complete_entries(tmp_path):
+    """A power cut can stop the last write at any byte: each cut keeps the entries that
+    were complete (plus a last line missing only its line end) and never more."""
+    write_game(tmp_path / "full", 6)
+    data = (tmp_path / "full" / "journal.jsonl").read_bytes()
+    ends = [i + 1 for i, b in enumerate(data) if b == ord("\n")]
+    for cut in range(ends[-3], len(data) + 1):
+        case = tmp_path / f"cut{cut}"
+        case.mkdir()
+        (case / "journal.jsonl").write_bytes(data[:cut])
+        loaded = Journal(case).load()
+        complete = sum(1 for e in ends if e <= cut) + (cut + 1 in ends)
+        assert len(loaded.entries) == complete, cut
+        assert bool(loaded.problems) == (cut not in ends), cut
+        assert not loaded.lost, cut
+
+
+def test_deeply_nested_json_in_a_line_is_a_skipped_line(tmp_path):
+    write_game(tmp_path, 3)
+    (tmp_path / "snapshot.json").unlink()
+    lines = lines_of(tmp_path)
+    lines.insert(2, b"[" * 100000 + b"]" * 100000)
+    put_lines(tmp_path, lines)
     loaded = Journal(tmp_path).load()
-    assert "snapshot" in loaded.problems[0]
-    # the journal alone still holds the lines after the last snapshot only
-    assert loaded.entries[-1]["moves"] == [J.SNAPSHOT_EVERY]
+    assert moves(loaded) == [0, 1, 2] and "nested too deeply" in " ".join(loaded.problems)
 
 
-def test_disk_full_raises_journal_error_and_keeps_entry(tmp_path):
-    j = _write_game(tmp_path, 1)
-    (tmp_path / "journal.jsonl").unlink()
-    (tmp_path / "journal.jsonl").symlink_to("/dev/full")
-    try:
-        j.append({"kind": "turn", "moves": ["lost?"]})
-    except JournalError as exc:
-        assert "cannot write" in str(exc)
+# ------------------------------------------- 2: zero-length and NUL-filled files
+def _zero(path: Path) -> None:
+    path.write_bytes(b"")
+
+
+def _nul(path: Path) -> None:
+    path.write_bytes(b"\x00" * max(1, path.stat().st_size))
+
+
+DAMAGE = {"intact": None, "zero-length": _zero, "NUL-filled": _nul}
+
+
+@pytest.mark.parametrize("journal_damage", list(DAMAGE))
+@pytest.mark.parametrize("snapshot_damage", list(DAMAGE))
+def test_zero_length_or_nul_files_lose_nothing_another_file_holds(
+        tmp_path, journal_damage, snapshot_damage):
+    write_game(tmp_path, 12)
+    for name, damage in (("journal.jsonl", journal_damage), ("snapshot.json", snapshot_damage)):
+        if DAMAGE[damage]:
+            DAMAGE[damage](tmp_path / name)
+    loaded = Journal(tmp_path).load()
+    if journal_damage == "intact" or snapshot_damage == "intact":
+        assert moves(loaded) == list(range(12))
+        assert bool(loaded.problems) == ((journal_damage, snapshot_damage) != ("intact", "intact"))
+    else:                                            # nothing left: said, never silent
+        assert loaded.entries == [] and loaded.notice == "journal damaged: no game to resume"
+    if loaded.problems:
+        assert loaded.notice
+
+
+def test_a_stale_snapshot_and_a_destroyed_journal_block_say_which_turns_were_lost(tmp_path):
+    """The snapshot stopped at turn 15 (disk full then), then the SD card zeroed the lines
+    of turns 16-19: "turns 16-20 lost; resumed at turn 15" (20 is stranded behind the gap)."""
+    write_game(tmp_path, 20, snapshot_until=15)
+    lines = lines_of(tmp_path)
+    for k in range(16, 20):
+        lines[k] = b"\x00" * len(lines[k])
+    put_lines(tmp_path, lines)
+    loaded = Journal(tmp_path).load()
+    assert moves(loaded) == list(range(15))
+    assert loaded.lost == "turns 16-20 lost; resumed at turn 15"
+    assert loaded.notice.startswith("turns 16-20 lost; resumed at turn 15")
+
+
+@pytest.mark.parametrize("second", ["journal zero-length", "snapshot NUL-filled"])
+def test_damage_after_an_earlier_repair_still_loses_nothing(tmp_path, second):
+    write_game(tmp_path, 8)
+    lines = lines_of(tmp_path)
+    lines[3] = b"\x00" * len(lines[3])
+    put_lines(tmp_path, lines)
+    j = Journal(tmp_path)
+    j.load()
+    j.catch_up()                                         # the first repair
+    j.append({"kind": "turn", "moves": [8]})
+    j.flush_snapshot()
+    if second == "journal zero-length":
+        _zero(tmp_path / "journal.jsonl")
     else:
-        raise AssertionError("a write to a full disk must raise JournalError")
-    (tmp_path / "journal.jsonl").unlink()
-    j.append({"kind": "turn", "moves": ["after"]})   # disk back: catches up via a snapshot
+        _nul(tmp_path / "snapshot.json")
     loaded = Journal(tmp_path).load()
-    assert [e.get("moves") for e in loaded.entries] == [None, [0], ["lost?"], ["after"]]
+    assert moves(loaded) == list(range(9)) and loaded.problems and loaded.notice
 
 
-def test_lines_carry_seq_and_crc(tmp_path):
-    _write_game(tmp_path, 1)
-    first = json.loads((tmp_path / "journal.jsonl").read_text().splitlines()[0])
-    assert set(first) == {"seq", "crc", "body"} and first["seq"] == 1
+def test_a_repair_writes_the_snapshot_before_it_replaces_the_journal(tmp_path, monkeypatch):
+    """At every moment of a repair one complete copy is on disk: the snapshot comes first."""
+    write_game(tmp_path, 4)
+    _nul(tmp_path / "snapshot.json")
+    order = []
+    real = J.write_atomic
+    monkeypatch.setattr(J, "write_atomic", lambda path, data, tmp=None: (
+        order.append(path.name), real(path, data, tmp)))
+    j = Journal(tmp_path)
+    j.load()
+    j.catch_up()
+    assert order == ["snapshot.json", "journal.jsonl"]
+
+
+# --------------------------------------------- 3: errors at the OS call boundary
+class FailingOs:
+    """``os`` as the journal sees it, with the ``call`` (or calls) failing with ``code``."""
+
+    def __init__(self, code: int, call: str | tuple[str, ...] = "fsync"):
+        self.code, self.failing = code, True
+        self.calls = (call,) if isinstance(call, str) else call
+
+    def __getattr__(self, name):
+        real = getattr(os, name)
+        if name not in self.calls:
+            return real
+
+        def failing(*args):
+            if self.failing:
+                raise OSError(self.code, os.strerror(self.code))
+            return real(*args)
+        return failing
+
+
+@pytest.mark.parametrize("code,reason", [(errno.EIO, "disk error"), (errno.ENOSPC, "disk full"),
+                                         (errno.EROFS, "read-only")])
+def test_a_refused_write_keeps_the_entry_and_catches_up_later(tmp_path, monkeypatch, code, reason):
+    j = write_game(tmp_path, 2)
+    failing = FailingOs(code)
+    monkeypatch.setattr(J, "os", failing)
+    with pytest.raises(JournalError) as caught:
+        j.append({"kind": "turn", "moves": [2]})
+    assert caught.value.reason == reason
+    assert caught.value.notice == f"not saving: {reason} ({tmp_path})"
+    with pytest.raises(JournalError):
+        j.catch_up()
+    assert j.pending and moves(Journal(tmp_path).load()) in ([0, 1], [0, 1, 2])
+    failing.failing = False
+    j.catch_up()
+    assert not j.pending and moves(Journal(tmp_path).load()) == [0, 1, 2]
+
+
+@pytest.mark.parametrize("call", ["fsync", "replace"])
+def test_a_snapshot_that_cannot_be_written_leaves_no_temporary_file(tmp_path, monkeypatch, call):
+    j = write_game(tmp_path, 2)
+    before = (tmp_path / "snapshot.json").read_bytes()
+    j.append({"kind": "turn", "moves": [2]})
+    monkeypatch.setattr(J, "os", FailingOs(errno.ENOSPC, call))
+    with pytest.raises(JournalError):
+        j.flush_snapshot()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["journal.jsonl", "snapshot.json"]
+    assert (tmp_path / "snapshot.json").read_bytes() == before
+
+
+def test_temporary_files_left_by_a_crash_are_removed_at_load(tmp_path):
+    write_game(tmp_path, 1)
+    for name in J.TEMPORARY:
+        (tmp_path / name).write_bytes(b"half")
+    Journal(tmp_path).load()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["journal.jsonl", "snapshot.json"]
+
+
+def test_writable_problem_names_the_folder_and_the_reason(tmp_path, monkeypatch):
+    assert J.writable_problem(tmp_path / "new") is None and (tmp_path / "new").is_dir()
+    assert list((tmp_path / "new").iterdir()) == []
+    monkeypatch.setattr(J, "os", FailingOs(errno.EROFS, "open"))
+    assert J.writable_problem(tmp_path) == f"{tmp_path} is not writable (read-only: " \
+                                           f"{os.strerror(errno.EROFS)})"
+
+
+def test_a_repair_by_the_next_append_quarantines_first(tmp_path, monkeypatch):
+    """Damage found while the disk refused: the first write that works still moves the
+    damaged file aside before it rewrites the journal."""
+    write_game(tmp_path, 4)
+    lines = lines_of(tmp_path)
+    lines[2] = b"{garbage"
+    put_lines(tmp_path, lines)
+    damaged = (tmp_path / "journal.jsonl").read_bytes()
+    j = Journal(tmp_path)
+    j.load()
+    failing = FailingOs(errno.EROFS, ("fsync", "link"))
+    monkeypatch.setattr(J, "os", failing)
+    with pytest.raises(JournalError):
+        j.catch_up()
+    failing.failing = False
+    j.append({"kind": "turn", "moves": [4]})
+    assert (tmp_path / "quarantine" / "q-0001-journal.jsonl").read_bytes() == damaged
+    assert j.take_moved() and moves(Journal(tmp_path).load()) == list(range(5))

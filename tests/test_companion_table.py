@@ -44,7 +44,8 @@ def test_advance_detected_from_the_token_says_how_many_buttons(table):
     buttons = state.players[1].buttons
     table.hands.move(1, 11)
     status = _wait(table, lambda s: s.turns == 8, "the advance")
-    assert "take 2 buttons" in status.screen.notice and "income: take" in status.screen.notice
+    assert status.screen.notice.startswith("Yellow: take 2 buttons, +")  # whose, what
+    assert " income" in status.screen.notice
     assert table.state.players[1].buttons > buttons + 2
 
 
@@ -56,11 +57,12 @@ def test_buy_chosen_with_buttons_lights_the_target_then_the_token_completes_it(t
     table.hands.press("ok")
     status = table.status()
     assert status.lights.targets == {8}
-    assert "move to space 8" in status.screen.notice and "pay 1" in status.screen.notice
+    assert status.screen.notice == "Green: pay 1, move to space 8"
     assert [c.selected for c in status.screen.patches].count(True) == 1
     table.hands.move(0, 8, "lift")
     status = _wait(table, lambda s: s.turns == 4, "the purchase")
-    assert "pay 1 button," in status.screen.notice and "income: take" in status.screen.notice
+    assert status.screen.notice.startswith("Green: pay 1, +")
+    assert " income" in status.screen.notice
     areas = [state.spec.patches[p].area for p in (17, 29, 11)]   # green's three patches
     assert table.state.players[0].empty == 81 - sum(areas) == 64
 
@@ -88,8 +90,8 @@ def test_income_and_leather_patch_in_one_move(table):
     table.hands.press("ok")
     table.hands.move(0, 23)
     status = _wait(table, lambda s: s.turns > 12, "the purchase")
-    assert "take the leather patch" in status.screen.notice
-    assert "income: take" in status.screen.notice
+    assert status.screen.notice.startswith("Green: pay ")
+    assert "take leather" in status.screen.notice and " income" in status.screen.notice
     after = table.state
     assert after.players[0].empty == empty - 6 - 1 and 20 not in after.leather
 
@@ -119,7 +121,7 @@ def test_express_leather_prompt_place_or_set_aside(table):
             t.hands.press("ok")
         status = _wait(t, lambda s: s.mode == "leather", "the leather prompt")
         assert status.screen.footer == "OK:PLACE  NEXT:SET ASIDE"
-        assert "won a leather patch" in status.screen.lines[0]
+        assert status.screen.lines[0] == f"{t.ui.session.setup.colours[mover].capitalize()} won it."
         empty = t.state.players[mover].empty
         t.hands.press("next")                 # set it aside
         _wait(t, lambda s: s.mode == "turn", "the next turn")
@@ -143,7 +145,7 @@ def test_menu_claims_the_special_tile_and_corrects_buttons(table):
     t.hands.press("ok")
     t.hands.press("ok")                       # Green
     _wait(t, lambda s: s.state.special == 0, "the special tile")
-    assert "special tile: green" in t.status().screen.notice
+    assert t.status().screen.notice.startswith("Green: take special tile")
     buttons = t.state.players[1].buttons
     t.hands.hold("ok")
     items = list(_wait(t, lambda s: s.mode == "menu", "the menu").screen.options)
@@ -166,8 +168,10 @@ def test_hold_back_undoes_and_the_leds_show_where_the_token_returns(table):
     t.hands.move(1, 11)
     _wait(t, lambda s: s.turns == 8, "the advance")
     t.hands.hold("back")
-    status = _wait(t, lambda s: s.turns == 7, "the undo")
-    assert "undone" in status.screen.notice
+    _wait(t, lambda s: s.turns == 7, "the undo")
+    said = t.service.call(lambda: t.ui.instruction)       # what to give back, and whose
+    assert said.startswith("Yellow: return ") and " buttons" in said
+    assert said.endswith("; token back to 9")
     status = _wait(t, lambda s: s.lights.expected == {9} and s.lights.wrong == {11},
                    "the blinking return space")
     assert t.state.players[1].position == 9
@@ -228,6 +232,68 @@ def test_end_screen_and_saved_record(table):
     assert status.screen.kind == "end" and status.saved_to.endswith(".json")
     assert [p.score for p in status.screen.players] == [5, 5]
     assert status.screen.title == "Yellow wins the tie"
-    assert status.screen.lines == ("tie: Yellow reached", "the last space first")
+    assert status.screen.lines[-1] == "Tie: Yellow got to the last space first."
     saved = parse_record(open(status.saved_to).read())
     assert saved.result == {"scores": [5, 5], "winner": 1}
+
+
+@pytest.mark.parametrize("table", [(DEMO, 7)], indirect=True)
+def test_the_instruction_names_its_colour_and_stays_until_ok(table):
+    """Yellow's move leaves "Yellow: take 2 buttons, ..." on Green's turn screen;
+    Green choosing with NEXT keeps it; Green's OK replaces it with Green's own."""
+    t = table
+    t.hands.move(1, 11)                       # yellow advances 9 -> 11
+    status = _wait(t, lambda s: s.turns == 8, "the advance")
+    said = status.screen.notice
+    assert said.startswith("Yellow: take 2 buttons") and status.screen.title == "Green's turn"
+    t.hands.press("next", 2)
+    status = t.status()
+    assert status.screen.notice == said
+    assert [c.selected for c in status.screen.patches].count(True) == 1
+    t.hands.press("ok")
+    status = t.status()
+    assert status.screen.notice.startswith("Green") and "Yellow" not in status.screen.notice
+
+
+def _fresh(tmp_path, seed):
+    from firmware_py.app import start_companion
+    from firmware_py.demo import demo_config
+    from firmware_py.rules import deal, load_spec
+    from firmware_py.sim.hands import Hands
+    companion = start_companion(demo_config(fast=True), folder=tmp_path / "journal",
+                                deal=lambda game: deal(load_spec(game), seed))
+    return companion, Hands(companion, timeout=10)
+
+
+def test_free_layout_shows_the_chosen_patch_numbered_and_the_dotted_picture_once(tmp_path):
+    companion, hands = _fresh(tmp_path, 3)
+    try:
+        hands.place_tokens([0, 0])
+        hands.await_board({0})
+        hands.press("ok", 3)                  # Patchwork, 2014 board, Green starts
+        hands.press("next")
+        hands.press("ok")                     # free layout
+        status = hands.wait(lambda s: s.mode == "turn", "the first turn")
+        state = status.state
+        assert status.screen.notice == "Dotted picture: can't buy it now"   # explained once
+        assert not status.screen.patches and "33 left" in status.screen.lines[0]
+        hands.press("next", 3)
+        status = companion.service.status
+        card = status.screen.patches[0]
+        patch = state.spec.patches[state.offer[2]]
+        assert (card.index, card.total) == (3, 33) and card.id == patch.id
+        assert (card.cost, card.time, card.income) == (patch.cost, patch.time, patch.income)
+        assert status.screen.notice == "Dotted picture: can't buy it now"   # NEXT keeps it
+        hands.press("ok")                     # OK: the explanation is done
+        status = companion.service.status
+        assert "Dotted" not in status.screen.notice
+        hands.press("back")
+        hands.press("next")
+        hands.press("ok")
+        hands.press("ok")
+        status = hands.wait(lambda s: s.turns == 1, "the first purchase")
+        hands.move(0, status.state.players[0].position)   # OK twice: the token follows
+        status = hands.wait(lambda s: s.screen.kind == "turn", "the turn screen")
+        assert status.screen.notice.startswith("Green: pay ") and "Dotted" not in status.screen.notice
+    finally:
+        companion.close()

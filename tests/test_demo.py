@@ -70,7 +70,8 @@ def test_demo_command_prints_the_tally_as_the_oled_shows_it(tmp_path):
     assert lines[0] == "Yellow wins the tie"
     assert lines[1].startswith("Green") and lines[1].endswith("= 5")
     assert lines[2].startswith("Yellow") and lines[2].endswith("= 5")
-    assert "reached" in lines[3] and "the last space first" in lines[4]
+    assert lines[3].startswith("Green: ")         # the last move's instruction, addressed
+    assert lines[4] == "Tie: Yellow got to the last space first."
 
 
 def _turns_in(journal: Path) -> int:

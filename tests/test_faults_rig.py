@@ -162,6 +162,7 @@ class TableDriver:
                 moves=list(session.record().moves) if session else [],
                 state=ui.state, candidates=list(ui.candidates), intent=ui.intent, armed=ui.armed,
                 saved_to=ui.saved_to, colours=session.setup.colours if session else None,
+                circle=tuple(session.setup.circle) if session else None,
                 menu=ui.menu_items() if session is not None and ui.mode == "menu" else [])
         return self.service.call(grab)
 
@@ -173,6 +174,12 @@ class TableDriver:
             return json.loads(self.world_path.read_text())
         except FileNotFoundError:
             return None
+
+    def forget_world(self) -> None:
+        """The tokens stand where the companion says (a new game starts)."""
+        self.world = None
+        if self.world_path is not None:
+            self.world_path.unlink(missing_ok=True)
 
     def _save_world(self, world: list[int]) -> None:
         self.world = list(world)
@@ -214,6 +221,8 @@ class TableDriver:
         """Give the one input a player would give now."""
         rec = self.record
         first = YELLOW if rec.players[0].lower() == YELLOW else GREEN
+        if v.mode.startswith("setup") or v.mode == "deal":
+            self.forget_world()                 # a new game: the tokens go back to the start
         if v.mode == "setup_game":
             self._choose(v, [g for g, _ in GAMES].index(rec.game))
         elif v.mode == "setup_board":
@@ -287,10 +296,11 @@ class TableDriver:
 
 
 def service_for(folder: str | Path, record: GameRecord, clock: StepClock | None = None,
-                parts: Parts | None = None) -> Service:
-    """A started Service (no hardware unless ``parts``) on ``folder`` dealing ``record``'s circle."""
+                parts: Parts | None = None, deal: Callable | None = None) -> Service:
+    """A started Service (no hardware unless ``parts``) on ``folder`` dealing ``record``'s
+    circle (or what ``deal(game)`` returns)."""
     return Service(fast_config(), parts or Parts(), folder, clock=clock or StepClock(),
-                   deal=lambda game: (record.circle, record.blue or ())).start()
+                   deal=deal or (lambda game: (record.circle, record.blue or ()))).start()
 
 
 def expected_result(record: GameRecord):
@@ -379,22 +389,28 @@ def game_view(service: Service) -> tuple:
 
 # ----------------------------------------------------------------- the power-cut child
 class KillHooks:
-    """Counts the journal's and the record's disk operations (each ``write``,
-    ``fsync`` and ``replace``) and SIGKILLs this process at operation ``kill_op``
-    (0: never). A write it kills is torn first: only ``kill_byte`` bytes of it
-    reach the file ("torn"), or as many NUL bytes ("nul", what an SD card may
-    leave after a power cut)."""
+    """Counts the disk operations of the journal, the record writer and the history index
+    (each ``write``, ``fsync`` and ``replace``, and the index commit, before and after)
+    and SIGKILLs this process at operation ``kill_op`` (0: never). With ``scope``
+    "filing" only the operations of moving a finished game into the history count. A
+    write it kills is torn first: only ``kill_byte`` bytes of it reach the file
+    ("torn"), or as many NUL bytes ("nul", what an SD card may leave after a power cut)."""
 
-    def __init__(self, kill_op: int = 0, kill_byte: int = 0, mode: str = "torn"):
+    def __init__(self, kill_op: int = 0, kill_byte: int = 0, mode: str = "torn",
+                 scope: str = "all"):
         self.kill_op, self.kill_byte, self.mode = kill_op, kill_byte, mode
-        self.ops = 0
+        self.ops = self.filing_ops = 0
+        self.scope = scope
+        self.filing = False
 
     def install(self) -> None:
-        """Route the journal's and the service's ``open`` and ``os`` through the hooks."""
+        """Route the journal's and the service's ``open`` and ``os`` through the hooks, and
+        mark the history's filing and index commits."""
         import builtins
 
         import firmware_py.companion.journal as journal_module
         import firmware_py.service as service_module
+        import firmware_py.store.history as history_module
         hooks = self
 
         def hooked_open(file, mode="r", *args, **kwargs):
@@ -404,11 +420,37 @@ class KillHooks:
         for module in (journal_module, service_module):
             module.open = hooked_open
             module.os = _KillOs(hooks)
+        history = history_module.History
+        for name in ("file", "ensure"):
+            setattr(history, name, self._filing(getattr(history, name)))
+        index_class = history_module.Index
+
+        class KillIndex(index_class):
+            def upsert(self, *args, **kwargs):
+                if hooks.due():
+                    hooks.die()
+                super().upsert(*args, **kwargs)
+                if hooks.due():
+                    hooks.die()
+        history_module.Index = KillIndex
+
+    def _filing(self, method):
+        hooks = self
+
+        def filing(*args, **kwargs):
+            outer, hooks.filing = hooks.filing, True
+            try:
+                return method(*args, **kwargs)
+            finally:
+                hooks.filing = outer
+        return filing
 
     def due(self) -> bool:
         """Count one operation; True when it is the one to die at."""
         self.ops += 1
-        return self.ops == self.kill_op
+        self.filing_ops += self.filing
+        counted = self.ops if self.scope == "all" else (self.filing_ops if self.filing else -1)
+        return counted == self.kill_op
 
     def die(self) -> None:
         """The power cut."""
@@ -461,54 +503,105 @@ def emit(kind: str, **fields) -> None:
     print(json.dumps({"kind": kind, **fields}), flush=True)
 
 
-def powercut_child(argv: list[str]) -> int:
-    """The process the power-cut test kills: resume the game in ``--folder`` and play
-    ``--record`` on to the end, acknowledging each accepted turn in ``acks.jsonl``.
+def game_index(records: list[GameRecord], circle) -> int | None:
+    """Which of ``records`` has this circle (each game of a run has its own), or None."""
+    if circle is None:
+        return None
+    return next((i for i, r in enumerate(records) if tuple(r.circle) == tuple(circle)), -1)
 
-    Prints ``ready`` (what was resumed, journal problems) once the service runs,
-    and ``done`` (tally, record saved, operations counted) at the end.
+
+def filed_games(folder: Path, records: list[GameRecord]) -> dict:
+    """The history as it is on disk: index rows and record files, by game index."""
+    from firmware_py.store import History
+    history = History(folder)
+    rows, files = [], []
+    if history.db_path.exists():
+        with history.index() as index:
+            rows = [r["record"] for r in index.games(limit=1000)]
+    if history.records.is_dir():
+        files = sorted(p.name for p in history.records.glob("*.json"))
+    games = [game_index(records, parse_record((history.records / name).read_text()).circle)
+             for name in rows]
+    return {"rows": len(rows), "files": len(files), "games": games,
+            "unindexed": sorted(set(files) - set(rows))}
+
+
+def powercut_child(argv: list[str]) -> int:
+    """The process the power-cut test kills: resume the games in ``--folder`` and play the
+    ``--record`` files one after the other to the end of the last, acknowledging each
+    accepted step (game, turns, ended) in ``acks.jsonl``.
+
+    Prints ``ready`` (what was resumed, journal problems, the history on disk) once the
+    service runs, and ``done`` (each game's tally, the history, operations counted)
+    after the last game.
     """
     import argparse
     parser = argparse.ArgumentParser()
-    parser.add_argument("--record", required=True)
+    parser.add_argument("--record", required=True, nargs="+")
     parser.add_argument("--folder", required=True)
     parser.add_argument("--kill-op", type=int, default=0)
     parser.add_argument("--kill-byte", type=int, default=0)
     parser.add_argument("--kill-mode", default="torn")
+    parser.add_argument("--kill-scope", default="all", choices=("all", "filing"))
     args = parser.parse_args(argv)
-    record = parse_record(Path(args.record).read_text())
+    records = [parse_record(Path(r).read_text()) for r in args.record]
     folder = Path(args.folder)
     folder.mkdir(parents=True, exist_ok=True)
-    hooks = KillHooks(args.kill_op, args.kill_byte, args.kill_mode)
+    hooks = KillHooks(args.kill_op, args.kill_byte, args.kill_mode, args.kill_scope)
     hooks.install()
     acks = open(folder / "acks.jsonl", "a")
 
     def ack(view):
-        acks.write(json.dumps({"session": view.session, "groups": view.groups}) + "\n")
+        acks.write(json.dumps({"game": game_index(records, view.circle), "groups": view.groups,
+                               "ended": view.mode == "end"}) + "\n")
         acks.flush()
 
     clock = StepClock()
     started = time.monotonic()
-    service = service_for(folder / "journal", record, clock)
-    driver = TableDriver(service, clock, record, folder / "world.json", on_progress=ack)
+    current = {"record": records[0]}
+    service = service_for(folder / "journal", records[0], clock,
+                          deal=lambda game: (current["record"].circle, current["record"].blue or ()))
+    driver = TableDriver(service, clock, records[0], folder / "world.json", on_progress=ack)
     view = driver.view()
-    prefix_ok = view.moves == driver.plan[:len(view.moves)]
-    emit("ready", session=view.session, groups=view.groups, moves=len(view.moves),
-         prefix_ok=prefix_ok, problems=service.problems, mode=view.mode)
+    game = game_index(records, view.circle)
+    plan = list(untracked_copy(records[game]).moves) if game not in (None, -1) else []
+    prefix_ok = game != -1 and view.moves == plan[:len(view.moves)]
+    emit("ready", game=game, session=view.session, groups=view.groups, moves=len(view.moves),
+         prefix_ok=prefix_ok, problems=service.problems, mode=view.mode,
+         history=filed_games(folder / "journal", records))
     if not prefix_ok:
         return 3
     ack(view)                                   # what the players see on the screen now
     ready = time.monotonic()
-    final = driver.play()
-    state = service.call(lambda: service.ui.state)
-    from firmware_py.rules import tally
-    result = tally(state)
-    records = sorted(str(p) for p in (folder / "journal" / "records").glob("*.json"))
-    emit("done", scores=list(result.scores), winner=result.winner, groups=final.groups,
-         moves=final.moves, saved_to=final.saved_to, records=records, ops=hooks.ops,
-         seconds=time.monotonic() - ready, startup=ready - started)
+    results = []
+    while True:
+        view = driver.view()
+        game = game_index(records, view.circle)
+        if game is None:
+            game = filed_games(folder / "journal", records)["rows"]
+        if view.mode == "end":
+            results.append(_result(service, view))
+            if game == len(records) - 1:
+                break
+            driver.press("ok")                  # leave the end screen: the next game
+            continue
+        current["record"] = records[game]
+        driver = TableDriver(service, clock, records[game], folder / "world.json",
+                             on_progress=ack)
+        driver.play()
+    emit("done", results=results, history=filed_games(folder / "journal", records),
+         ops=hooks.ops, filing_ops=hooks.filing_ops, seconds=time.monotonic() - ready,
+         startup=ready - started,
+         leftovers=sorted(str(p) for p in (folder / "journal").rglob("*.tmp")))
     service.stop()
     return 0
+
+
+def _result(service: Service, view) -> dict:
+    from firmware_py.rules import tally
+    result = tally(view.state)
+    return {"scores": list(result.scores), "winner": result.winner, "groups": view.groups,
+            "moves": view.moves, "saved_to": view.saved_to, "circle": list(view.circle)}
 
 
 # ------------------------------------------------------------------ the rig's own checks

@@ -120,7 +120,8 @@ def test_pause_mid_slide_then_moving_on_revises_the_tentative_move(tmp_path):
     assert moves(table) == ["advance", "advance"]          # tentative: nobody acted yet
     slide(table, YELLOW, 4, after=1.0)
     assert moves(table) == ["advance", {"buy": 6}]
-    assert table.screen.notice.startswith("changed: pay 1 button")
+    assert table.screen.notice == ("changed: Yellow: pay 1. "
+                                   "the rest was no move: return 2 buttons")
     entries = Journal(tmp_path).load().entries
     assert [e["moves"] for e in entries[1:]] == [["advance"], [{"buy": 6}]]
 

@@ -19,19 +19,20 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
+from textual.widgets import Static
 
 from firmware_py.companion import intents
 from firmware_py.companion.journal import Journal
 from firmware_py.companion.model import GREEN, YELLOW, PatchCard, PlayerLine, Screen
 from firmware_py.companion.ui import TableUI
 from firmware_py.config import validate
-from firmware_py.rules import (ADVANCE, Buy, ButtonsEarned, IncomePaid, LeatherWon, PlaceLeather,
-                               apply, legal_actions)
+from firmware_py.rules import (ADVANCE, Buy, ButtonsEarned, IncomePaid, LeatherWon, PatchBought,
+                               PlaceLeather, apply, legal_actions)
 from firmware_py.sim import tui_hands
 from firmware_py.sim.tui import BoardPanel, HelpScreen, OledPanel, SimApp, open_table
 from firmware_py.sim.tui_hands import TokenHand
 from firmware_py.sim.tui_render import (BoardView, HandView, board_shape, board_text, braille,
-                                        caption, hint, status_line)
+                                        caption, caption_parts, hint, quadrants, status_line)
 
 FAST = {"buttons": {"hold_seconds": 0.5}, "sensor": {"stable_ms": 60, "guidance_seconds": 1.0},
         "sim": {"speed": 4.0}}
@@ -89,8 +90,35 @@ def test_caption_repeats_the_oled_words():
     check = Screen("mismatch", "CHECK THE BOARD", lines=("green token back on 4",), warning="x")
     assert caption(check) == ("CHECK THE BOARD [x]", "green token back on 4")
     end = Screen("end", "Green wins", lines=("Game saved.",), players=players)
-    assert caption(end) == ("Green wins - Game saved.",
-                            "tally: Green 7-2x70=-133  Yellow 3-2x81=-159")
+    assert caption(end) == ("Green wins",
+                            "tally: Green 7-2x70=-133  Yellow 3-2x81=-159. Game saved.")
+
+
+def test_quadrants_draw_each_pixel_as_a_quarter_block():
+    image = Image.new("1", (128, 64), 0)
+    image.putpixel((0, 0), 1)                     # top-left quarter of the first cell
+    image.putpixel((3, 1), 1)                     # bottom-right quarter of the second
+    for x in (126, 127):
+        for y in (62, 63):
+            image.putpixel((x, y), 1)             # a full block at the end
+    rows = quadrants(image)
+    assert len(rows) == 32 and all(len(r) == 64 for r in rows)
+    assert rows[0][:3] == "\u2598\u2597 " and rows[31][63] == "\u2588"
+    assert set(rows[10]) == {" "}
+    with pytest.raises(ValueError):
+        quadrants(Image.new("1", (64, 32), 0))
+
+
+def test_long_captions_show_in_whole_phrases():
+    text = "Yellow: take 2 buttons back, return the patch, leather back on 44; token back to 41"
+    parts = caption_parts(text, 60)
+    assert parts == ["Yellow: take 2 buttons back, return the patch,",
+                     "Yellow: leather back on 44; token back to 41"]   # whose, on each part
+    assert caption_parts("short", 60) == ["short"]
+    confirm = "Token on 14: > cost 3, income 1 (1 of 2) (OK:YES NEXT:OTHER BACK:NO)"
+    assert caption_parts(confirm, 60) == ["Token on 14: > cost 3, income 1 (1 of 2)",
+                                          "(OK:YES NEXT:OTHER BACK:NO)"]
+    assert all(len(p) <= 20 for p in caption_parts(text, 20))
 
 
 def test_hint_and_status_lines_fit_and_guide():
@@ -168,13 +196,40 @@ def test_keys_press_the_mock_buttons_and_the_oled_follows(table):
             await _until(pilot, lambda: "revised" in str(oled.border_subtitle), "the caption")
             await pilot.press("backspace")            # BACK: the game question again
             await _until(pilot, lambda: service.status.mode == "setup_game", "BACK")
-            await _until(pilot, lambda: oled.border_title == "New game: which game?", "the title")
+            await _until(pilot, lambda: oled.border_title == "Which game?", "the title")
             await pilot.press("question_mark")        # the help, closed by any key
             await _until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
             await pilot.press("o")
             await _until(pilot, lambda: not isinstance(app.screen, HelpScreen), "the help to close")
             await pilot.pause(0.4)
             assert service.status.mode == "setup_game"    # the key only closed the help
+
+    asyncio.run(run())
+
+
+def test_the_layout_follows_the_terminal_size(table):
+    """80x24: braille OLED, every legend row whole; 120x40: the OLED in block
+    quarters, twice as tall; below 80x24: only "terminal too small"."""
+    from firmware_py.sim.tui import KEYS_NARROW, KeysPanel
+
+    async def run():
+        app = SimApp(table)
+        async with app.run_test(size=(80, 24)) as pilot:
+            oled = app.query_one(OledPanel)
+            await _until(pilot, lambda: oled.lines, "the first OLED frame")
+            assert not app.big and oled.size.height == 16
+            keys = app.query_one(KeysPanel)
+            assert keys.size.height >= len(KEYS_NARROW)
+            assert all(3 + len(what) <= keys.size.width for _, what in KEYS_NARROW)
+            await pilot.resize_terminal(120, 40)
+            await _until(pilot, lambda: app.big and oled.size.height == 32, "the big OLED")
+            await _until(pilot, lambda: "\u2588" in str(oled.render()), "block quarters")
+            assert app.query_one(BoardPanel).size.height >= 3
+            await pilot.resize_terminal(70, 20)
+            small = app.query_one("#small", Static)
+            await _until(pilot, lambda: small.display, "the small-terminal notice")
+            assert "terminal too small" in str(small.render())
+            assert not app.query_one("#top").display and not app.query_one(BoardPanel).display
 
     asyncio.run(run())
 
@@ -298,14 +353,18 @@ def _expected_words(state, action) -> list[str]:
     while after.owed and after.spec.bonus_square:
         after, more = apply(after, PlaceLeather())
         events += more
-    words = []
+    words, income = [], 0
     for event in events if not after.over else ():    # the tally replaces the notice
-        if isinstance(event, ButtonsEarned) and event.buttons:
-            words.append(f"take {event.buttons} buttons")
+        if isinstance(event, PatchBought):
+            words.append(f"pay {event.cost}" if event.cost else "take the patch")
+        elif isinstance(event, ButtonsEarned) and event.buttons:
+            words.append(f"take {event.buttons} button" + ("s" if event.buttons > 1 else ""))
         elif isinstance(event, IncomePaid) and event.buttons:
-            words.append("income: take")
+            income += event.buttons
         elif isinstance(event, LeatherWon):
-            words.append("take the leather patch")
+            words.append("take leather")
+    if income:
+        words.append(f"+{income} income")
     return words
 
 
@@ -333,6 +392,8 @@ def _play(pane: Pane, folder: Path, action=None, check_words: bool = True) -> li
             pane.keys("o")                             # onto the opponent: confirm with OK
             time.sleep(0.3)
         time.sleep(0.05)
+    if words and check_words:                          # addressed to the mover
+        pane.wait(re.escape(f"{colours[mover].capitalize()}: {words[0]}"))
     for word in words if check_words else ():
         pane.wait(re.escape(word))
     return words
@@ -360,7 +421,7 @@ def _undo(pane: Pane, folder: Path) -> None:
     turns = len(before.session.groups)
     state = before.state
     pane.keys("B")
-    pane.wait("undone|CHECK THE BOARD")                # the token must go back
+    pane.wait("token back to|CHECK THE BOARD")       # what to give back, or the board
     after = _table(folder)
     assert len(after.session.groups) == turns - 1
     undone = after.state
@@ -368,9 +429,16 @@ def _undo(pane: Pane, folder: Path) -> None:
     colour = after.session.setup.colours[mover]
     steps = state.players[mover].position - undone.players[mover].position
     pane.keys(colour[0], *["Left"] * steps)
-    pane.wait(_title(colour, undone.players[mover].position))
-    time.sleep(0.3)
-    assert "CHECK THE BOARD" not in pane.text()
+    title = _title(colour, undone.players[mover].position)
+    settled, deadline = None, time.monotonic() + 15
+    while True:                                        # the board agrees, and stays agreed
+        text = pane.text()                             # past the guidance delay (1 s)
+        agreed = re.search(title, text) and "CHECK THE BOARD" not in text
+        settled = (settled or time.monotonic()) if agreed else None
+        if settled and time.monotonic() - settled > 1.5:
+            break
+        assert time.monotonic() < deadline, f"the board never settled:\n{text}"
+        time.sleep(0.05)
 
 
 def _end_from_menu(pane: Pane) -> str:
@@ -397,7 +465,7 @@ def test_a_short_game_in_a_real_80x24_terminal(tmp_path):
     pane = Pane(f"pw-sim-{time.monotonic_ns()}", _sim_command(folder, config))
     pane.start()
     try:
-        pane.wait("New game: which game")
+        pane.wait("Which game")
         assert "n  NEXT" in pane.text() and "hold=undo" in pane.text()   # the legend
         pane.keys("o")                                  # Patchwork
         pane.wait("Time board")
@@ -406,7 +474,7 @@ def test_a_short_game_in_a_real_80x24_terminal(tmp_path):
         pane.keys("o")                                  # Green
         pane.wait("Patch circle")
         pane.keys("o")                                  # deal it
-        pane.wait(r"Start after spool 1/33")
+        pane.wait(r"After spool 1/33")
         pane.keys(*["n"] * 32)
         pane.wait(r"33/33")
         pane.keys("o")
@@ -423,14 +491,14 @@ def test_a_short_game_in_a_real_80x24_terminal(tmp_path):
         mover = ui.state.to_move
         pane.wait(_title(ui.session.setup.colours[mover], ui.state.players[mover].position))
         kinds = set()
-        while "take the leather patch" not in seen:
+        while "take leather" not in seen:
             state = _table(folder).state
             action = _policy(state)
             kinds.add(type(action).__name__)
             seen += _play(pane, folder, action)
         assert {"Buy", "Advance"} <= kinds
         assert any(w.startswith("take ") and w.endswith(" buttons") for w in seen)
-        assert "income: take" in seen
+        assert any(w.endswith(" income") for w in seen)
         tally = _end_from_menu(pane)
         assert re.search(r"tally: Green -?\d+-2x\d+=-?\d+  Yellow -?\d+-2x\d+=-?\d+", tally)
         assert re.search(r"ended early|wins", pane.text())

@@ -2,9 +2,9 @@
 
 Regenerate the golden PNGs (then look at every one before committing) with::
 
-    UPDATE_GOLDEN=1 /tmp/venv/bin/pytest tests/test_view_oled.py
+    UPDATE_GOLDEN=1 pytest tests/test_view_oled.py
 
-Scaled copies for viewing: ``/tmp/venv/bin/python tests/test_view_oled.py``
+Scaled copies for viewing: ``python tests/test_view_oled.py``
 writes ``/tmp/oled-golden/*.png`` at 4x.
 """
 from __future__ import annotations
@@ -43,21 +43,22 @@ OFFER = (card(PATCHWORK[24]), card(PATCHWORK[6]), card(PATCHWORK[21]))
 
 SCREENS: dict[str, Screen] = {
     "turn_notice": Screen(
-        "turn", players=(GREEN, YELLOW), notice="take the leather patch",
+        "turn", players=(GREEN, YELLOW), notice="Green: pay 10, take leather, +4 income",
         patches=(card(PATCHWORK[24], buyable=False), card(PATCHWORK[6], selected=True),
                  card(PATCHWORK[21]))),
     "turn_buy": Screen(
-        "turn", players=(GREEN, YELLOW), notice="pay 1, move to 16",
+        "turn", players=(GREEN, YELLOW), notice="Green: pay 1, move to space 16",
         patches=(card(PATCHWORK[24], buyable=False), card(PATCHWORK[6], selected=True),
                  card(PATCHWORK[21])),
         footer="NEXT:other OK:buy BACK:cancel"),
     "turn_income": Screen(
-        "turn", players=(GREEN, YELLOW), notice="income: take 3", patches=OFFER),
+        "turn", players=(GREEN, YELLOW), notice="Yellow: take 3 buttons, +3 income",
+        patches=OFFER),
     "turn_warning": Screen(
         "turn", players=(GREEN, YELLOW), patches=OFFER, warning="sensor offline",
         footer="NEXT:pick OK:buy"),
     "leather_express": Screen(
-        "prompt", title="Leather patch", lines=("Green passed space 7.", "Place it on the quilt",
+        "prompt", title="Leather patch", lines=("Green won it.", "Place it on the quilt",
                                                 "or set it aside?"),
         footer="OK:place  NEXT:set aside"),
     "prompt_two_match": Screen(
@@ -77,7 +78,7 @@ SCREENS: dict[str, Screen] = {
         "end", title="Yellow wins the tie", players=(
             PlayerLine("Green", "green", 29, 14, 5, 4, False, 6),
             PlayerLine("Yellow", "yellow", 29, 8, 4, 1, False, 6)),
-        lines=("tie: Yellow reached", "the last space first")),
+        lines=("Tie: Yellow got to", "the last space first."), footer="OK:new game"),
     "deal": Screen(
         "deal", patches=(card(PATCHWORK[24], index=7, total=33),),
         footer="NEXT:next BACK:previous"),
@@ -91,6 +92,25 @@ SCREENS: dict[str, Screen] = {
         selected=4, warning="LEDs failed", footer="NEXT:move OK:choose BACK:close"),
 }
 
+UNDO = Screen("turn", players=(GREEN, YELLOW), patches=OFFER, footer="NEXT:choose OK:buy",
+              notice="Green: return 3 buttons, the patch; token back to 17")
+PAGED: dict[str, tuple[Screen, int]] = {
+    "turn_undo_page1": (UNDO, 0),
+    "turn_undo_page2": (UNDO, 1),
+    "turn_free_layout": (Screen(
+        "turn", players=(GREEN, YELLOW), footer="NEXT:choose OK:buy",
+        patches=(card(PATCHWORK[24], selected=True, index=3, total=21),)), 0),
+    "turn_free_layout_notice": (Screen(
+        "turn", players=(GREEN, YELLOW), footer="NEXT:choose OK:buy",
+        notice="Yellow: take 3 buttons",
+        patches=(card(PATCHWORK[6], selected=True, buyable=False, index=21, total=21),)), 0),
+    "mismatch_two_warnings_page2": (Screen(
+        "mismatch", lines=("Put Green and Yellow on 12.", "Yellow's token belongs",
+                           "on 15: put it there.", "Nothing belongs on 16."),
+        warning="sensor offline / not saving: disk", footer="fix the board to go on"), 1),
+}
+SCREENS.update({name: screen for name, (screen, _) in PAGED.items()})
+
 
 def _path(name: str) -> Path:
     return GOLDEN / f"{name}.png"
@@ -99,7 +119,7 @@ def _path(name: str) -> Path:
 @pytest.mark.parametrize("name", sorted(SCREENS))
 def test_golden(name: str) -> None:
     """Each key screen matches its golden PNG pixel for pixel."""
-    image = render(SCREENS[name])
+    image = render(SCREENS[name], PAGED[name][1] if name in PAGED else 0)
     assert (image.mode, image.size) == ("1", (128, 64))
     if UPDATE:
         GOLDEN.mkdir(exist_ok=True)
@@ -178,10 +198,11 @@ def test_fonts_are_bitmaps() -> None:
 
 
 def test_selected_card_is_framed_and_unbuyable_dithered() -> None:
-    """turn_buy (one-line notice, footer): the cards fill rows 30..57; card 1
+    """turn_buy's cards under a one-line notice and a footer: the cards fill rows 30..57; card 1
     (x 43..84) is framed; card 0's picture (rows 31..45) is a checkerboard (no
     two horizontally adjacent lit pixels), card 2's is solid squares."""
-    image = render(SCREENS["turn_buy"])
+    image = render(Screen("turn", players=(GREEN, YELLOW), notice="Green: pay 7",
+                          patches=SCREENS["turn_buy"].patches, footer="NEXT:choose OK:buy"))
     assert all(_lit(image, 43, y) and _lit(image, 84, y) for y in range(30, 58))
     assert not any(_lit(image, 0, y) or _lit(image, 127, y) for y in range(30, 47))
 
@@ -235,5 +256,22 @@ if __name__ == "__main__":
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/oled-golden")
     out.mkdir(parents=True, exist_ok=True)
     for key, value in SCREENS.items():
-        render(value).convert("L").resize((512, 256), Image.NEAREST).save(out / f"{key}.png")
+        render(value, PAGED[key][1] if key in PAGED else 0).convert("L").resize((512, 256), Image.NEAREST).save(out / f"{key}.png")
     print(f"wrote {len(SCREENS)} images to {out}")
+
+
+def test_pager_turns_the_pages_every_few_seconds():
+    """A two-page screen starts on page 1 at the first frame, shows page 2
+    PAGE_SECONDS later and page 1 again after that; a one-page screen never
+    asks for another frame."""
+    from firmware_py.view.oled import PAGE_SECONDS, Pager, page_count
+    assert page_count(UNDO) == 2
+    pager = Pager(UNDO)
+    first = pager.frame(100.0)
+    assert first.tobytes() == render(UNDO, 0).tobytes()
+    assert pager.next_at(100.0) == 100.0 + PAGE_SECONDS
+    assert pager.frame(100.0 + PAGE_SECONDS + 0.1).tobytes() == render(UNDO, 1).tobytes()
+    assert pager.frame(100.0 + 2 * PAGE_SECONDS).tobytes() == first.tobytes()
+    still = Pager(SCREENS["choose"])
+    still.frame(5.0)
+    assert still.pages == 1 and still.next_at(5.0) is None

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from ..rules import (ADVANCE, Advance, Buy, ButtonsEarned, GameState, IncomePaid, LeatherDiscarded,
-                     LeatherWon, PatchBought, SpecialTileAwarded, legal_actions)
+                     LeatherPlaced, LeatherWon, PatchBought, SpecialTileAwarded, TokenMoved,
+                     legal_actions)
 
 
 def target_of(state: GameState, action) -> int:
@@ -69,26 +70,83 @@ def option_label(action, state: GameState, with_target: bool = False) -> str:
 
 
 def notices(events, colours: tuple[str, str]) -> str:
-    """What the players must do after an accepted turn, from its events.
-
-    E.g. "take 4 buttons", "pay 3 buttons", "income: take 7", "take the
-    leather patch", "set the leather patch aside", "special tile: green".
+    """What the players must do after an accepted turn, from its events, each
+    instruction led by the colour it is for: "Green: pay 10, take leather,
+    +4 income" (pay 10 buttons, take the leather patch, take 4 buttons of
+    income), "Yellow: take 3 buttons", "Green: take special tile". "" when
+    there is nothing to do (placing or setting aside a leather patch already
+    taken). ``colours``: the colour of player 0 and 1.
     """
-    parts = []
-    income = 0
+    todo: dict[int, list[str]] = {}
+    income: dict[int, int] = {}
+    leather: dict[int, int] = {}
+    aside: set[int] = set()             # a leather patch won on a full quilt is set aside
     for e in events:
         if isinstance(e, ButtonsEarned) and e.buttons:
-            parts.append(f"take {e.buttons} button{'s' if e.buttons > 1 else ''}")
-        elif isinstance(e, PatchBought) and e.cost:
-            parts.append(f"pay {e.cost} button{'s' if e.cost > 1 else ''}")
-        elif isinstance(e, IncomePaid):
-            income += e.buttons
+            todo.setdefault(e.player, []).append(f"take {_buttons(e.buttons)}")
+        elif isinstance(e, PatchBought):
+            todo.setdefault(e.player, []).append(f"pay {e.cost}" if e.cost else "take the patch")
+        elif isinstance(e, IncomePaid) and e.buttons:
+            todo.setdefault(e.player, [])
+            income[e.player] = income.get(e.player, 0) + e.buttons
         elif isinstance(e, LeatherWon):
-            parts.append("take the leather patch")
+            todo.setdefault(e.player, [])
+            leather[e.player] = leather.get(e.player, 0) + 1
         elif isinstance(e, LeatherDiscarded):
-            parts.append("leather patch set aside")
+            aside.add(e.player)
         elif isinstance(e, SpecialTileAwarded):
-            parts.append(f"special tile: {colours[e.player]}")
-    if income:
-        parts.append(f"income: take {income}")
-    return ", ".join(parts)
+            todo.setdefault(e.player, []).append("take special tile")
+    out = []
+    for player, parts in todo.items():
+        if leather.get(player):
+            count = leather[player]
+            parts.append("take leather" if count == 1 else f"take {count} leather")
+            if player in aside:
+                parts[-1] += " (set aside)"
+        if income.get(player):
+            parts.append(f"+{income[player]} income")
+        if parts:
+            out.append(f"{colours[player].capitalize()}: {', '.join(parts)}")
+    return "; ".join(out)
+
+
+def undo_notice(events, before: GameState, colours: tuple[str, str], player: int) -> str:
+    """What ``player`` must give back when a turn whose ``events`` started from
+    ``before`` is undone: "Green: return 3 buttons, the patch; token back
+    to 17", "Yellow: take 2 buttons back, return the patch, leather back on
+    20; token back to 9". ``colours``: the colour of player 0 and 1."""
+    net, returns, won, lift = 0, [], [], False
+    for e in events:
+        if isinstance(e, (ButtonsEarned, IncomePaid)) and e.player == player:
+            net += e.buttons
+        elif isinstance(e, PatchBought) and e.player == player:
+            net -= e.cost
+            returns.append("the patch")
+        elif isinstance(e, LeatherWon):
+            won.append(str(e.space))
+        elif isinstance(e, LeatherPlaced):
+            lift = True
+        elif isinstance(e, SpecialTileAwarded):
+            returns.append("the special tile")
+    if net > 0:
+        returns.insert(0, _buttons(net))
+    said = [f"take {_buttons(-net)} back"] if net < 0 else []
+    if returns:
+        said.append("return " + _and(returns))
+    if won:
+        said.append(f"leather back on {_and(won)}")
+    elif lift:
+        said.append("lift the leather patch off")
+    moved = any(isinstance(e, TokenMoved) and e.player == player for e in events)
+    steps = [", ".join(said)] if said else []
+    if moved:
+        steps.append(f"token back to {before.players[player].position}")
+    return f"{colours[player].capitalize()}: {'; '.join(steps) or 'turn undone'}"
+
+
+def _and(items: list[str]) -> str:
+    return ", ".join(items)
+
+
+def _buttons(count: int) -> str:
+    return f"{count} button{'s' if count != 1 else ''}"

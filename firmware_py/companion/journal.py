@@ -1,48 +1,132 @@
-"""The journal: every accepted turn on disk before its output is shown.
+"""The journal of the game in progress: every accepted turn on disk before it is shown.
 
-``journal.jsonl`` is append-only, one entry per line, fsync'd per entry; each
-line is ``{"seq": n, "crc": crc32-of-body, "body": {...}}``. ``snapshot.json``
-holds every effective entry up to some ``seq`` and is replaced atomically
-(write, fsync, rename, fsync the folder), so a power cut never leaves it half
-written. On load, the snapshot is read first, then the journal lines after it;
-the first line that is torn or corrupt ends the good part (it is reported, and
-the files are rewritten from the last good state before anything is appended).
+Files in the journal folder:
 
-Entry bodies: ``{"kind": "setup", "setup": {...}}``, ``{"kind": "turn",
-"moves": [...]}``, ``{"kind": "undo"}``, ``{"kind": "end"}``.
+``journal.jsonl``
+    Append-only, one entry per line, each line fsync'd before the turn is shown.
+    A line is ``{"seq": n, "crc": c, "body": {...}, "prev": {...}, "pcrc": p}``:
+    ``crc`` is the CRC-32 of ``{"seq": n, "body": body}`` (canonical JSON), and
+    ``prev``/``pcrc`` repeat the previous line's body and CRC, so one damaged
+    line is recovered from the line after it. ``seq`` numbers never go back
+    (a new game continues them), so any two copies can be merged by ``seq``.
+    The file holds one game: a new game's ``setup`` replaces it atomically.
+``snapshot.json``
+    ``{"seq": S, "crc": c, "entries": [...]}``: the effective entries up to
+    ``seq`` S, replaced atomically (write ``snapshot.tmp``, fsync, rename,
+    fsync the folder) after every accepted entry, once the turn is shown. It is
+    a second, independent copy of the whole game.
+``quarantine/``
+    Damaged files are linked here (``q-<n>-<name>``, created without ever
+    replacing a file) before a repair rewrites them, so damaged bytes are
+    moved aside, never overwritten.
+
+Entry bodies: ``{"kind": "setup", "setup": {...}, ...}``, ``{"kind": "turn",
+"moves": [...]}``, ``{"kind": "undo"}``, ``{"kind": "end", ...}``; other keys
+are kept as they are.
+
+Loading never raises for bad content: every intact entry of both files is
+used (a damaged line in the middle costs only that line, and not even that
+when the next line repeats it); what was skipped, where, and any turns that
+could not be recovered ("turns 16-20 lost; resumed at turn 15") are reported.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SNAPSHOT_EVERY = 16
+JOURNAL, SNAPSHOT, QUARANTINE = "journal.jsonl", "snapshot.json", "quarantine"
+TEMPORARY = ("journal.tmp", "snapshot.tmp")
+MAX_NESTING = 64            # deeper JSON than this in a journal line is damage, not data
+REASONS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk full", errno.EROFS: "read-only",
+           errno.EACCES: "not writable", errno.EPERM: "not writable", errno.EIO: "disk error"}
 
 
 class JournalError(OSError):
-    """The journal could not be written (disk full, read-only, vanished folder)."""
+    """The journal could not be written (disk full, read-only, failing, vanished folder).
+
+    ``reason``: a short cause ("disk full", "read-only", "disk error", ...);
+    ``notice``: the OLED text, e.g. "not saving: disk full (/var/lib/x)".
+    """
+
+    def __init__(self, message: str, reason: str, folder: Path):
+        super().__init__(message)
+        self.reason = reason
+        self.notice = f"not saving: {reason} ({folder})"
+
+
+def reason_of(exc: OSError) -> str:
+    """A short name for an OS error: "disk full", "read-only", "disk error", or its text."""
+    return REASONS.get(exc.errno, exc.strerror or type(exc).__name__)
+
+
+def writable_error(folder: str | Path) -> OSError | None:
+    """None when a file can be created and written in ``folder`` (created if missing),
+    else the OSError that refused it. Leaves nothing behind."""
+    folder = Path(folder)
+    probe = folder / f".write-test-{os.getpid()}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, b"x")
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as exc:
+        return exc
+    return None
+
+
+def writable_problem(folder: str | Path) -> str | None:
+    """None when ``folder`` takes writes (see :func:`writable_error`), else e.g.
+    "/var/lib/x is not writable (read-only: Read-only file system)"."""
+    exc = writable_error(folder)
+    if exc is None:
+        return None
+    return f"{folder} is not writable ({reason_of(exc)}: {exc.strerror or exc})"
 
 
 @dataclass
 class Loaded:
-    """What :meth:`Journal.load` found: the effective ``entries`` (bodies, in
-    order), the last good ``seq``, and ``problems`` (human-readable, for the log/OLED)."""
+    """What :meth:`Journal.load` found.
+
+    ``entries``: the effective bodies of the game (setup first), ``seq``: the
+    last seq, ``problems``: one line per finding for the log (file, line, byte),
+    ``skipped``: damaged journal lines, ``lost``: e.g. "turns 16-20 lost;
+    resumed at turn 15" ("" when nothing is known lost), ``notice``: a short
+    text for the OLED ("" when all was well).
+    """
 
     entries: list[dict] = field(default_factory=list)
     seq: int = 0
     problems: list[str] = field(default_factory=list)
+    skipped: int = 0
+    lost: str = ""
+    notice: str = ""
 
 
-def _crc(body: dict) -> int:
-    return zlib.crc32(json.dumps(body, sort_keys=True, separators=(",", ":")).encode())
+def _canon(obj) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
 
 
-def _line(seq: int, body: dict) -> bytes:
-    return (json.dumps({"seq": seq, "crc": _crc(body), "body": body},
-                       separators=(",", ":")) + "\n").encode()
+def _crc(seq: int, body: dict) -> int:
+    return zlib.crc32(_canon({"seq": seq, "body": body}))
+
+
+def _legacy_crc(body: dict) -> int:
+    """The checksum of journals written before ``seq`` was covered (still read)."""
+    return zlib.crc32(_canon(body))
+
+
+def _line(seq: int, body: dict, prev: tuple[int, dict] | None) -> bytes:
+    obj = {"seq": seq, "crc": _crc(seq, body), "body": body}
+    if prev is not None and prev[0] == seq - 1:
+        obj["prev"], obj["pcrc"] = prev[1], _crc(prev[0], prev[1])
+    return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
 
 
 def fsync_dir(path: Path) -> None:
@@ -54,8 +138,28 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def write_atomic(path: Path, data: bytes, tmp: Path | None = None) -> None:
+    """Replace ``path`` by ``data`` durably: write ``tmp`` (default ``path`` + ".tmp"),
+    fsync, rename, fsync the folder. On any OSError the temporary file is removed
+    and the error re-raised; ``path`` is then unchanged."""
+    tmp = tmp or path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    fsync_dir(path.parent)
+
+
 def effective(entries: list[dict]) -> list[dict]:
-    """Fold undo entries away: the turns of the current game after its setup.
+    """Fold undo entries away: the entries of the current game, its setup first.
 
     A ``setup`` entry starts a new game (earlier entries are dropped); an
     ``undo`` removes the last ``turn`` or ``end`` entry.
@@ -73,173 +177,357 @@ def effective(entries: list[dict]) -> list[dict]:
     return out
 
 
-class Journal:
-    """The journal files in ``folder`` (created if missing).
+def _too_deep(raw: bytes) -> bool:
+    depth = top = 0
+    for b in raw:
+        if b in b"[{":
+            depth += 1
+            top = max(top, depth)
+        elif b in b"]}":
+            depth -= 1
+    return top > MAX_NESTING
 
-    :meth:`append` raises :class:`JournalError` when the disk refuses; the
-    caller keeps the game in memory and warns, and the next append tries to
-    catch up by writing a fresh snapshot.
+
+def parse_line(raw: bytes) -> tuple[int, dict, tuple[int, dict] | None] | str:
+    """One journal line -> ``(seq, body, (seq-1, prev body) or None)``, or why it is damaged
+    (a string). Never raises."""
+    if not raw.strip(b"\0 \t\r"):
+        return "NUL bytes" if b"\0" in raw else "empty line"
+    if _too_deep(raw):
+        return "nested too deeply"
+    try:
+        obj = json.loads(raw)
+    except (ValueError, RecursionError):
+        return "NUL bytes" if b"\0" in raw else "torn or garbled line"
+    if not isinstance(obj, dict):
+        return "not an entry"
+    seq, body = obj.get("seq"), obj.get("body")
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1 or not isinstance(body, dict):
+        return "malformed entry"
+    prev, pbody = None, obj.get("prev")
+    if isinstance(pbody, dict) and obj.get("pcrc") == _crc(seq - 1, pbody):
+        prev = (seq - 1, pbody)
+    if obj.get("crc") == _crc(seq, body) or ("pcrc" not in obj and obj.get("crc") == _legacy_crc(body)):
+        return seq, body, prev
+    if prev is not None:
+        return 0, {}, prev        # its own body is damaged, the copy of the one before is not
+    return "checksum mismatch"
+
+
+class _Reading:
+    """The raw findings of one load: bodies by seq, snapshot base, damage."""
+
+    def __init__(self) -> None:
+        self.bodies: dict[int, dict] = {}
+        self.copies: dict[int, dict] = {}
+        self.snapshot: tuple[int, list[dict]] | None = None
+        self.damaged: list[tuple[int, int, str]] = []     # (line, byte offset, why)
+        self.problems: list[str] = []
+        self.max_seq = 0
+
+
+class Journal:
+    """The journal files in ``folder`` (created when first written).
+
+    Not thread-safe: the service's loop thread owns it. :meth:`append` keeps
+    the entry in memory first and then writes it; when the disk refuses it
+    raises :class:`JournalError` and the game goes on in memory: the next
+    append, or :meth:`catch_up`, rewrites the files from memory.
     """
 
     def __init__(self, folder: str | Path):
         self.folder = Path(folder)
-        self.path = self.folder / "journal.jsonl"
-        self.snapshot_path = self.folder / "snapshot.json"
+        self.path = self.folder / JOURNAL
+        self.snapshot_path = self.folder / SNAPSHOT
+        self.quarantine = self.folder / QUARANTINE
         self.seq = 0
         self._entries: list[dict] = []
-        self._dirty = False
-        self._unfinished = 0
-        self._since_snapshot = 0
+        self._last: tuple[int, dict] | None = None   # the last line on disk, repeated by the next
+        self._rewrite = False          # the files must be rewritten from memory first
+        self._to_quarantine: list[Path] = []
+        self._moved: list[str] = []    # where damaged files went, not yet told
+        self.snapshot_due = False
 
+    # ----- what is held -------------------------------------------------------------------
+    @property
+    def entries(self) -> list[dict]:
+        """The effective entries of the game held (a copy)."""
+        return list(self._entries)
+
+    @property
+    def pending(self) -> bool:
+        """True while something held in memory is not yet on disk."""
+        return self._rewrite
+
+    # ----- loading ------------------------------------------------------------------------
     def load(self) -> Loaded:
-        """Read the snapshot and the journal; return the effective entries.
+        """Read the snapshot and the journal and merge every intact entry by seq.
 
-        Never raises for bad content: a torn or corrupt line ends the good part
-        and is reported in ``problems``; the files are then rewritten.
+        Never raises for bad content; damage is reported in the result, and the
+        files are repaired (damaged ones quarantined first) by :meth:`catch_up`.
         """
-        found = Loaded()
-        self._unfinished = 0
-        snap = self._read_snapshot(found)
-        entries = list(snap.get("entries", []))
-        seq = snap.get("seq", 0)
-        for lineno, raw in enumerate(self._read_lines(found), start=1):
-            body, line_seq, problem = self._parse_line(raw)
-            if not problem and lineno == self._unfinished:
-                found.problems.append(f"{self.path}: line {lineno} has no line end (its write "
-                                      f"was cut short); kept it, rewriting the journal")
-            if problem:
-                found.problems.append(f"{self.path}: line {lineno}: {problem}; "
-                                      f"resumed from the last good entry (seq {seq})")
-                self._dirty = True
-                break
-            if line_seq <= seq:
-                continue
-            if line_seq != seq + 1:
-                found.problems.append(f"{self.path}: line {lineno}: seq {line_seq} after {seq}; "
-                                      f"resumed from the last good entry")
-                self._dirty = True
-                break
-            entries.append(body)
-            seq = line_seq
-        self.seq = seq
-        self._entries = effective(entries)
-        found.entries, found.seq = list(self._entries), seq
+        self._remove_temporaries()
+        reading = _Reading()
+        self._read_snapshot(reading)
+        self._read_journal(reading)
+        seq, entries = self._merge(reading)
+        found = Loaded(entries, seq, reading.problems, len(reading.damaged))
+        self._report(reading, found)
+        self.seq = max(seq, reading.max_seq)
+        self._entries = entries
+        self._last = (seq, reading.bodies[seq]) if seq in reading.bodies else None
+        if found.problems:
+            self._rewrite = True
         return found
 
-    def _read_snapshot(self, found: Loaded) -> dict:
-        try:
-            data = json.loads(self.snapshot_path.read_bytes())
-            if not isinstance(data, dict) or data.get("crc") != _crc({"e": data.get("entries")}):
-                raise ValueError("checksum mismatch")
-            if not isinstance(data.get("seq"), int):
-                raise ValueError("no seq")
-            return data
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError, TypeError) as exc:
-            found.problems.append(f"{self.snapshot_path}: unreadable snapshot ({exc}); "
-                                  f"using the journal alone")
-            self._dirty = True
-            return {}
+    def _remove_temporaries(self) -> None:
+        for name in TEMPORARY:
+            try:
+                os.unlink(self.folder / name)
+            except OSError:
+                pass
 
-    def _read_lines(self, found: Loaded) -> list[bytes]:
+    def _read_snapshot(self, reading: _Reading) -> None:
+        try:
+            raw = self.snapshot_path.read_bytes()
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            reading.problems.append(f"{self.snapshot_path}: cannot read ({reason_of(exc)})")
+            return
+        why = self._snapshot_from(raw, reading)
+        if why:
+            reading.problems.append(f"{self.snapshot_path}: unusable ({why}, {len(raw)} bytes)")
+            if raw:
+                self._to_quarantine.append(self.snapshot_path)
+
+    @staticmethod
+    def _snapshot_from(raw: bytes, reading: _Reading) -> str:
+        if not raw.strip(b"\0"):
+            return "NUL-filled" if raw else "empty"
+        try:
+            data = json.loads(raw) if not _too_deep(raw) else None
+        except (ValueError, RecursionError):
+            data = None
+        if not isinstance(data, dict):
+            return "not a snapshot"
+        seq, entries = data.get("seq"), data.get("entries")
+        if not isinstance(seq, int) or not isinstance(entries, list) \
+                or not all(isinstance(e, dict) for e in entries):
+            return "malformed"
+        if data.get("crc") not in (zlib.crc32(_canon({"seq": seq, "entries": entries})),
+                                   _legacy_crc({"e": entries})):
+            return "checksum mismatch"
+        reading.snapshot = (seq, effective(entries))
+        reading.max_seq = max(reading.max_seq, seq)
+        return ""
+
+    def _read_journal(self, reading: _Reading) -> None:
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
-            return []
+            return
         except OSError as exc:
-            found.problems.append(f"{self.path}: cannot read ({exc})")
-            return []
-        lines = data.split(b"\n")
-        if lines and lines[-1] == b"":
-            lines.pop()
-        elif lines and lines[-1]:
-            # the last write was cut before its newline: even if that line reads well,
-            # the next append must not be glued onto it, so the files are rewritten first
-            self._dirty = True
-            self._unfinished = len(lines)
-        return lines
+            reading.problems.append(f"{self.path}: cannot read ({reason_of(exc)})")
+            return
+        if not data and reading.snapshot and reading.snapshot[1]:
+            reading.problems.append(f"{self.path}: empty, though the snapshot holds a game")
+        offset = 0
+        for lineno, raw in enumerate(data.split(b"\n"), start=1):
+            start, offset = offset, offset + len(raw) + 1
+            if not raw and offset > len(data):
+                break                              # after the last line end
+            parsed = parse_line(raw)
+            if offset > len(data) and not isinstance(parsed, str):
+                reading.problems.append(f"{self.path}: line {lineno} has no line end (its write "
+                                        f"was cut short); kept it")
+            if isinstance(parsed, str):
+                reading.damaged.append((lineno, start, parsed))
+                continue
+            seq, body, prev = parsed
+            if seq:
+                reading.bodies.setdefault(seq, body)
+                reading.max_seq = max(reading.max_seq, seq)
+            else:
+                reading.damaged.append((lineno, start, "checksum mismatch"))
+            if prev is not None:
+                reading.copies.setdefault(prev[0], prev[1])
+        if reading.damaged:
+            self._to_quarantine.append(self.path)
 
     @staticmethod
-    def _parse_line(raw: bytes) -> tuple[dict, int, str]:
-        try:
-            obj = json.loads(raw)
-            body, seq = obj["body"], obj["seq"]
-            if not isinstance(body, dict) or not isinstance(seq, int):
-                return {}, 0, "malformed entry"
-            if obj["crc"] != _crc(body):
-                return {}, 0, "checksum mismatch"
-            return body, seq, ""
-        except (ValueError, KeyError, TypeError):
-            return {}, 0, "torn or garbled line"
+    def _merge(reading: _Reading) -> tuple[int, list[dict]]:
+        """The newest game state reachable without a gap: from the snapshot or from any
+        setup entry, extended by consecutive entries. Returns (its seq, effective entries)."""
+        bodies = dict(reading.copies)
+        bodies.update(reading.bodies)
+        reading.max_seq = max([reading.max_seq] + list(bodies))
+        reading.bodies = bodies
+        bases = [(s - 1, []) for s, b in bodies.items() if b.get("kind") == "setup"]
+        if reading.snapshot is not None:
+            bases.append(reading.snapshot)
+        best: tuple[int, list[dict]] = (0, [])
+        for seq, entries in bases:
+            entries = list(entries)
+            while seq + 1 in bodies:
+                seq += 1
+                entries.append(bodies[seq])
+            if seq > best[0]:
+                best = (seq, effective(entries))
+        return best
 
+    def _report(self, reading: _Reading, found: Loaded) -> None:
+        for lineno, offset, why in reading.damaged:
+            found.problems.append(f"{self.path}: line {lineno} (byte {offset}): {why}; skipped")
+        turns = sum(1 for e in found.entries if e.get("kind") == "turn")
+        if reading.max_seq > found.seq:
+            gone = [reading.bodies.get(s) for s in range(found.seq + 1, reading.max_seq + 1)]
+            n = sum(1 for b in gone if b is None or b.get("kind") == "turn") or 1
+            span = f"turn {turns + 1}" if n == 1 else f"turns {turns + 1}-{turns + n}"
+            found.lost = f"{span} lost; resumed at turn {turns}"
+            found.problems.append(f"{self.folder}: entries {found.seq + 1}-{reading.max_seq} could "
+                                  f"not be recovered: {found.lost}")
+        if reading.damaged:
+            lines = ", ".join(str(d[0]) for d in reading.damaged[:3])
+            more = "..." if len(reading.damaged) > 3 else ""
+            found.notice = (f"journal: {len(reading.damaged)} bad "
+                            f"entr{'y' if len(reading.damaged) == 1 else 'ies'} skipped "
+                            f"(line {lines}{more})")
+        if found.lost:
+            found.notice = found.lost if not found.notice else f"{found.lost}; {found.notice}"
+        elif found.problems and not found.entries:
+            found.notice = "journal damaged: no game to resume"
+        elif found.problems and not found.notice:
+            found.notice = f"journal repaired; resumed at turn {turns}"
+
+    # ----- writing ------------------------------------------------------------------------
     def append(self, body: dict) -> int:
-        """Write one entry durably (fsync) and return its seq. Raises :class:`JournalError`."""
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            if self._dirty:
-                self._rewrite()
-            seq = self.seq + 1
-            with open(self.path, "ab") as fh:
-                fh.write(_line(seq, body))
-                fh.flush()
-                os.fsync(fh.fileno())
-        except OSError as exc:
-            self._remember(body)
-            self._dirty = True
-            raise JournalError(f"cannot write the journal in {self.folder}: {exc}") from exc
-        self.seq = seq
-        self._entries = effective(self._entries + [body])
-        self._since_snapshot += 1
-        if self._since_snapshot >= SNAPSHOT_EVERY:
-            self._try_snapshot()
-        return seq
+        """Keep one entry and write it durably (fsync); returns its seq.
 
-    def reset_to(self, entries: list[dict]) -> None:
-        """Make ``entries`` (effective bodies, e.g. the part of a loaded game that
-        replays) the journal's whole content; the files are rewritten before the
-        next entry is appended."""
-        self._entries = effective(list(entries))
-        self._dirty = True
-
-    def _remember(self, body: dict) -> None:
-        """Keep an entry that could not be written, so a later rewrite saves it."""
+        A ``setup`` entry starts the files afresh with the new game (the caller
+        files the finished game first). Raises :class:`JournalError` when the
+        disk refuses; the entry is kept in memory and written later.
+        """
+        fresh = body.get("kind") == "setup" and bool(self._entries)
         self.seq += 1
         self._entries = effective(self._entries + [body])
-
-    def _try_snapshot(self) -> None:
+        self.snapshot_due = True
         try:
-            self.write_snapshot()
-        except OSError:
-            self._dirty = True
+            self.folder.mkdir(parents=True, exist_ok=True)
+            if self._rewrite or fresh:
+                self._quarantine_files()
+                self._rewrite_files()
+            else:
+                with open(self.path, "ab") as fh:
+                    fh.write(_line(self.seq, body, self._last))
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                self._last = (self.seq, body)
+        except OSError as exc:
+            self._rewrite = True
+            raise self._error(exc) from exc
+        return self.seq
+
+    def hold(self, body: dict) -> int:
+        """Keep ``body`` in memory only (written by the next :meth:`catch_up`); returns its seq."""
+        self.seq += 1
+        self._entries = effective(self._entries + [body])
+        self._rewrite = self.snapshot_due = True
+        return self.seq
+
+    def reset_to(self, entries: list[dict]) -> None:
+        """Make ``entries`` (effective bodies, e.g. the part of a loaded game that replays)
+        the journal's whole content; the old file is quarantined and the files rewritten
+        by the next :meth:`catch_up` or :meth:`append`."""
+        self._entries = effective(list(entries))
+        self._rewrite = True
+        if self.path.exists() and self.path not in self._to_quarantine:
+            self._to_quarantine.append(self.path)
+
+    def catch_up(self) -> list[str]:
+        """Write whatever memory holds that the disk does not: quarantine damaged files,
+        rewrite the journal and the snapshot. Returns messages for the log (where
+        damaged bytes were moved). Raises :class:`JournalError`; a no-op when nothing is
+        pending."""
+        if not self._rewrite:
+            return []
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._quarantine_files()
+            self._rewrite_files()
+        except OSError as exc:
+            raise self._error(exc) from exc
+        return self.take_moved()
+
+    def take_moved(self) -> list[str]:
+        """Messages saying where damaged files were moved since the last call (for the log)."""
+        moved, self._moved = self._moved, []
+        return moved
+
+    def _quarantine_files(self) -> None:
+        """Link each damaged file into ``quarantine/`` under a new name (never replacing one)."""
+        for path in list(self._to_quarantine):
+            if path.exists() and path.stat().st_size:
+                kept = self._link_new(path)
+                self._moved.append(f"{path}: its bytes are kept in {kept}")
+            self._to_quarantine.remove(path)
+
+    def _link_new(self, path: Path) -> Path:
+        self.quarantine.mkdir(exist_ok=True)
+        taken = [int(p.name.split("-")[1]) for p in self.quarantine.glob("q-*-*")
+                 if p.name.split("-")[1].isdigit()]
+        n = max(taken, default=0) + 1
+        while True:
+            target = self.quarantine / f"q-{n:04d}-{path.name}"
+            try:
+                os.link(path, target)
+            except FileExistsError:
+                n += 1
+                continue
+            fsync_dir(self.quarantine)
+            fsync_dir(self.folder)
+            return target
+
+    def _rewrite_files(self) -> None:
+        """Snapshot first, then the journal replaced by the effective entries under new
+        seqs: at every moment one complete copy of the game is on disk."""
+        self.write_snapshot()
+        first = self.seq + 1
+        lines, prev = [], None
+        for i, body in enumerate(self._entries):
+            lines.append(_line(first + i, body, prev))
+            prev = (first + i, body)
+        write_atomic(self.path, b"".join(lines), self.folder / TEMPORARY[0])
+        if self._entries:
+            self.seq = first + len(self._entries) - 1
+        self._last = prev
+        self._rewrite = False
+        self.snapshot_due = True
 
     def write_snapshot(self) -> None:
-        """Replace ``snapshot.json`` atomically with every effective entry so far."""
-        data = {"seq": self.seq, "crc": _crc({"e": self._entries}), "entries": self._entries}
-        tmp = self.snapshot_path.with_suffix(".tmp")
-        with open(tmp, "wb") as fh:
-            fh.write(json.dumps(data, separators=(",", ":")).encode())
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.snapshot_path)
-        fsync_dir(self.folder)
-        self._since_snapshot = 0
+        """Replace ``snapshot.json`` atomically with every effective entry so far. Raises
+        OSError (no temporary file is left behind)."""
+        data = {"seq": self.seq, "crc": zlib.crc32(_canon({"seq": self.seq, "entries": self._entries})),
+                "entries": self._entries}
+        write_atomic(self.snapshot_path, json.dumps(data, separators=(",", ":")).encode(),
+                     self.folder / TEMPORARY[1])
+        self.snapshot_due = False
 
-    def _rewrite(self) -> None:
-        """After a bad tail or a failed write: snapshot the good state, empty the journal."""
-        self.write_snapshot()
-        with open(self.path, "wb") as fh:
-            fh.flush()
-            os.fsync(fh.fileno())
-        fsync_dir(self.folder)
-        self._dirty = False
+    def flush_snapshot(self) -> None:
+        """Write the snapshot if an entry came since the last one (called once the turn is
+        shown). Raises :class:`JournalError`; it is tried again after the next entry."""
+        if not self.snapshot_due or self._rewrite:
+            return
+        try:
+            self.write_snapshot()
+        except OSError as exc:
+            raise self._error(exc) from exc
 
-    def archive(self, name: str) -> None:
-        """Move the finished game's files aside as ``<name>.journal.jsonl`` (best effort)."""
-        for path in (self.path, self.snapshot_path):
-            if path.exists():
-                try:
-                    os.replace(path, path.with_name(f"{name}.{path.name}"))
-                except OSError:
-                    pass
-        self.seq, self._entries, self._dirty = 0, [], False
+    def error(self, exc: OSError) -> JournalError:
+        """The :class:`JournalError` for an OS error met while writing in this folder."""
+        return self._error(exc)
+
+    def _error(self, exc: OSError) -> JournalError:
+        reason = reason_of(exc)
+        return JournalError(f"cannot write the journal in {self.folder}: {reason} ({exc})",
+                            reason, self.folder)

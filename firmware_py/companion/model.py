@@ -20,7 +20,7 @@ class PatchCard:
 
     ``selected`` marks the cursor; ``buyable`` is False when the player to move
     cannot afford it or it has no room; ``index``/``total`` number it in a deal
-    ("7/33"), 0 when not dealing.
+    ("7/33") or among the patches left in a free layout ("3 of 21"), 0 otherwise.
     """
 
     id: int
@@ -59,12 +59,19 @@ class Screen:
     - ``"choose"``: a setup or menu question; ``title``, ``options``, ``selected``.
     - ``"deal"``: one patch of the dealt circle in ``patches[0]`` with index/total.
     - ``"turn"``: whose turn (``players``, the active one flagged), the offer in
-      ``patches`` (up to 3, one maybe ``selected``), ``notice`` (e.g. "income: take 7").
+      ``patches`` (up to 3, one maybe ``selected``), ``notice`` (what to do and
+      whose it is, e.g. "Green: pay 10, take leather, +4 income"). In a free
+      layout ``patches`` holds only the chosen patch, numbered among those
+      left (``index``/``total``: "3 of 21"), or nothing and ``lines`` saying
+      what to do.
     - ``"prompt"``: a question during play (``title``, ``lines``, ``options``).
     - ``"mismatch"``: board and game disagree; ``lines`` say what to fix.
     - ``"end"``: the final tally; ``lines`` hold the tally rows, ``players`` the totals.
 
-    ``warning`` is a short status shown on any screen (e.g. "sensor offline").
+    ``warning`` is a short status shown on any screen (e.g. "sensor offline";
+    several joined by " / " show in turn).
+    Text that does not fit at once is shown on pages in turn (see
+    :mod:`firmware_py.view.oled`), never cut.
     ``footer`` is the button legend (e.g. "NEXT:more  OK:buy").
     """
 

@@ -47,7 +47,7 @@ def _choose(title, options, ui, footer="NEXT:other OK:choose") -> Screen:
 
 
 def _setup_game(ui):
-    return _choose("New game: which game?", [name for _, name in GAMES], ui)
+    return _choose("Which game?", [name for _, name in GAMES], ui)
 
 
 def _setup_board(ui):
@@ -68,7 +68,7 @@ def _deal(ui):
     card = _card(spec, circle[ui.cursor], index=ui.cursor + 1, total=len(circle))
     last = ui.cursor + 1 == len(circle)
     footer = "OK:start game" if last else "NEXT:next BACK:prev"
-    title = "Lay out clockwise" if ui.cursor else "Start after spool"
+    title = "Clockwise" if ui.cursor else "After spool"
     return Screen("deal", title, patches=(card,), footer=footer)
 
 
@@ -77,14 +77,25 @@ def _turn(ui):
     spec = state.spec
     legal = intents.legal_set(state)
     chosen = ui.selected()
-    cards = tuple(_card(spec, pid, selected=(chosen == Buy(pid)), buyable=Buy(pid) in legal)
-                  for pid in state.offer[:3])
-    notice = ui.notice
+    who = ui.session.setup.colours[state.to_move].capitalize()
+    notice = ui.notice or ". ".join(t for t in (ui.instruction, ui.tip) if t)
     if chosen is not None and not isinstance(chosen, Buy) and not notice:
-        notice = f"advance to {intents.target_of(state, chosen)}"
-    title = f"{ui.session.setup.colours[state.to_move].capitalize()}'s turn"
-    return Screen("turn", title, patches=cards, players=player_lines(ui), notice=notice,
-                  footer="NEXT:choose OK:buy")
+        notice = f"{who}: advance to {intents.target_of(state, chosen)}"
+    lines = ()
+    if state.free:                  # any patch left: the one chosen, numbered, alone
+        left = state.offer
+        if isinstance(chosen, Buy) and chosen.patch in left:
+            at = left.index(chosen.patch)
+            cards = (_card(spec, chosen.patch, selected=True, buyable=chosen in legal,
+                           index=at + 1, total=len(left)),)
+        else:
+            cards = ()
+            lines = (f"NEXT: which patch ({len(left)} left)",) if left else ("no patches left",)
+    else:
+        cards = tuple(_card(spec, pid, selected=(chosen == Buy(pid)), buyable=Buy(pid) in legal)
+                      for pid in state.offer[:3])
+    return Screen("turn", f"{who}'s turn", lines=lines, patches=cards, players=player_lines(ui),
+                  notice=notice, footer="NEXT:choose OK:buy")
 
 
 def _confirm(ui):
@@ -107,7 +118,7 @@ def _confirm(ui):
 def _leather(ui):
     who = ui.session.setup.colours[ui.state.owed[0]].capitalize()
     return Screen("prompt", "Leather patch",
-                  lines=(f"{who} won a leather patch.", "Place it on the quilt", "or set it aside?"),
+                  lines=(f"{who} won it.", "Place it on the quilt", "or set it aside?"),
                   footer="OK:PLACE  NEXT:SET ASIDE")
 
 
@@ -120,14 +131,14 @@ def _claim(ui):
 
 
 def _correct_who(ui):
-    return _choose("Correct whose buttons?", ["Green", "Yellow"], ui)
+    return _choose("Whose buttons?", ["Green", "Yellow"], ui)
 
 
 def _correct_amount(ui):
     player = ui.state.players[ui.correct_player]
     colour = ui.session.setup.colours[ui.correct_player].capitalize()
     new = player.buttons + ui.correct_delta
-    return Screen("prompt", f"{colour}'s buttons", lines=(f"{player.buttons} -> {new}",),
+    return Screen("prompt", f"{colour}'s buttons", lines=(f"{player.buttons} -> {new} buttons",),
                   footer="NEXT:+1 BACK:-1 OK:set")
 
 
@@ -157,14 +168,18 @@ def _end(ui):
     result = tally(ui.state)
     colours = ui.session.setup.colours
     if result.winner is None:
-        title, lines = "Game ended early", ("scores as they stand",)
+        title, lines = "Game ended early", ("Scores as they stand.",)
     elif result.tie_break:
         winner = colours[result.winner].capitalize()
         title = f"{winner} wins the tie"
-        lines = (f"tie: {winner} reached", "the last space first")
+        lines = (f"Tie: {winner} got to the last space first.",)
     else:
         title = f"{colours[result.winner].capitalize()} wins"
-        lines = ("Game saved.",) if ui.saved_to else ()
+        lines = ()
+    if ui.instruction:              # what the last move asks is still to be done
+        lines = (ui.instruction,) + lines
+    if ui.saved_to and not lines:
+        lines = ("Game saved.",)
     return Screen("end", title, lines=lines, players=player_lines(ui), footer="OK:new game")
 
 

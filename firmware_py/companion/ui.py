@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..rules import (DISCARD, Advance, Buy, ClaimSpecialTile, IllegalActionError, PlaceLeather,
-                     apply, load_spec)
+from ..rules import (DISCARD, Advance, Buy, ClaimSpecialTile, DiscardLeather, IllegalActionError,
+                     PlaceLeather, apply, load_spec)
 from . import intents
 from .buttons import HOLD, PRESS, Gesture
 from .journal import JournalError
@@ -45,7 +45,10 @@ class TableUI:
         self.armed = False
         self.intent = None          # the action chosen with NEXT in turn mode
         self.candidates: list = []
-        self.notice = ""
+        self.notice = ""            # a passing word on the turn screen (a refusal, a target)
+        self.instruction = ""       # what the last move asks of whom; kept until a move or OK
+        self.tip = ""               # a one-time explanation shown with the instruction
+        self.grey_told = False      # the dotted (unbuyable) patch picture was explained
         self.mismatch: Verdict | None = None
         self.guide: Verdict | None = None
         self.warnings: dict[str, str] = {}
@@ -188,6 +191,7 @@ class TableUI:
         self._write({"kind": "setup", "setup": setup.to_json()})
         self.session = Session(setup)
         self._to_turn()
+        self._explain_grey()
 
     # ----- play -------------------------------------------------------------------
     @property
@@ -236,16 +240,18 @@ class TableUI:
         elif g.button == "back":
             self.intent, self.armed, self.notice = None, False, ""
         elif g.button == "ok":
+            self.instruction = self.tip = ""
             self._arm()
 
     def _arm(self) -> None:
         action = self.selected()
+        who = self._colour(self.state.to_move)
         if action is None:
-            self.notice = "NEXT: choose a patch"
+            self.notice = f"{who}: NEXT chooses a patch"
             return
         reason = intents.why_not(self.state, action)
         if reason:
-            self.notice = f"can't: {reason}"
+            self.notice = f"{who} can't: {reason}"
             return
         if "sensor" in self.warnings or self.armed:
             self._play(action)      # no sensor (or OK twice): the buttons alone decide
@@ -253,7 +259,7 @@ class TableUI:
         self.armed = True
         target = intents.target_of(self.state, action)
         pay = f"pay {self.state.spec.patches[action.patch].cost}, " if isinstance(action, Buy) else ""
-        self.notice = f"{pay}move to space {target}"
+        self.notice = f"{who}: {pay}move to space {target}"
 
     def _token_moved(self, target: int, onto: bool, final: bool = False) -> None:
         """The mover's token stands on ``target``: play the move chosen with OK, play a
@@ -305,16 +311,24 @@ class TableUI:
         ``then``, the other player moved quickly after it: the revised move is final."""
         self.tentative = None
         self._write({"kind": "undo"})
-        self.session.undo()
+        group = self.session.undo()
+        back = self._undo_words(group)             # "Green: return 2 buttons; token back to 5"
         self.mismatch = None
         self._to_turn()
+        self.notice, self.tip = "", ""
         if target is None:
-            self.notice = "move taken back"
+            self.instruction = back
             return
         turns = len(self.session.groups)
         self._token_moved(target, onto=False, final=bool(then))
-        if len(self.session.groups) > turns:       # what to take or pay changed with it
-            self.notice = f"changed: {self.notice}" if self.notice else "changed"
+        given = back.split("; token back")[0]      # the token moved on: only what to give back
+        if len(self.session.groups) > turns:
+            self.instruction = f"changed: {self.instruction or 'no buttons'}"
+        else:
+            self.instruction = ""
+        what = given.split(": ", 1)[-1]
+        if what not in ("turn undone", "token back"):
+            self.tip = f"the rest was no move: {what}"     # e.g. "return 2 buttons"
 
     def _on_confirm(self, g: Gesture) -> None:
         if g.kind == HOLD:
@@ -328,7 +342,7 @@ class TableUI:
         elif g.button == "back":
             self.consume_reading = True
             self._to_turn()
-            self.notice = "move the token back"
+            self.notice = f"{self._colour(self.state.to_move)}: move the token back"
 
     def _on_leather(self, g: Gesture) -> None:
         if g.kind == HOLD and g.button == "back":
@@ -378,7 +392,14 @@ class TableUI:
         self._write(body)
         events = self.session.commit(group)
         self.tentative = before if tentative else None
-        self.notice = intents.notices(events, self.session.setup.colours)
+        self.notice = ""
+        said = intents.notices(events, self.session.setup.colours)
+        if not said and all(isinstance(a, (PlaceLeather, DiscardLeather)) for a in group):
+            said = self.instruction     # the move's instruction still stands
+        self.instruction = said
+        if not self.instruction and isinstance(group[0], Correction):
+            buttons = self.state.players[group[0].player].buttons
+            self.instruction = f"{self._colour(group[0].player)}: {buttons} buttons now"
         self._after_commit()
         return True
 
@@ -388,6 +409,21 @@ class TableUI:
             self._finish()
         else:
             self._to_turn()
+            self._explain_grey()
+
+    def _explain_grey(self) -> None:
+        """The first time a patch on offer cannot be bought, say once what its
+        dotted picture means."""
+        state = self.state
+        if self.grey_told or state is None or state.to_move is None:
+            return
+        if any(intents.why_not(state, Buy(pid)) for pid in state.offer[:3]):
+            self.grey_told = True
+            self.tip = "Dotted picture: can't buy it now"
+
+    def _colour(self, player: int | None) -> str:
+        """"Green"/"Yellow" for player 0/1 of the game in progress."""
+        return self.session.setup.colours[player or 0].capitalize()
 
     def _finish(self) -> None:
         self._write({"kind": "end"})
@@ -409,19 +445,34 @@ class TableUI:
                 self._to_turn()
                 return
         self._write({"kind": "undo"})
-        self.session.undo()
+        group = self.session.undo()
         self.tentative = None
         self.consume_reading = True
         self.mismatch = None
         self._to_turn()
-        self.notice = "undone: put the tokens back"
+        self.notice, self.tip = "", ""
+        self.instruction = self._undo_words(group)
+
+    def _undo_words(self, group) -> str:
+        """What to give back for the undone ``group`` (the state is the one before it)."""
+        state = self.state
+        first = group[0]
+        if isinstance(first, Correction):
+            return (f"{self._colour(first.player)}: buttons back to "
+                    f"{state.players[first.player].buttons}")
+        try:
+            _, events = self.session.check(group)
+        except IllegalActionError:
+            events = ()
+        player = next((e.player for e in events if hasattr(e, "player")), state.to_move)
+        return intents.undo_notice(events, state, self.session.setup.colours, player or 0)
 
     def _write(self, body: dict) -> None:
         try:
             self.journal_write(body)
             self.warnings.pop("journal", None)
-        except JournalError:
-            self.warnings["journal"] = "not saving: disk"
+        except JournalError as exc:
+            self.warnings["journal"] = exc.notice    # "not saving: disk full (/folder)"
 
     # ----- menu -------------------------------------------------------------------
     def menu_items(self) -> list[str]:
@@ -491,6 +542,7 @@ class TableUI:
             self._undo()
         elif g.kind == PRESS and g.button == "ok":
             self.session, self.mode, self.cursor, self.notice = None, "setup_game", 0, ""
+            self.instruction = self.tip = ""
             self.choice, self.saved_to = {}, ""
 
     # ----- for the token watcher ----------------------------------------------------

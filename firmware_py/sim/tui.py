@@ -5,8 +5,9 @@ runs: gpiozero mock pins, the neopixel driver on Blinka's OS-agnostic board, a
 luma OLED device, the simulated token sensor over a pty). This textual program
 shows what a person at the table sees and gives them hands:
 
-- the OLED, drawn from the very 128x64 frames the display gets (braille dots,
-  its words repeated as text in the frame's title and subtitle);
+- the OLED, drawn from the very 128x64 frames the display gets (braille dots;
+  block quarters, twice as tall, from 100x40; its words repeated as text in the
+  frame's title and subtitle); below 80x24 only "terminal too small" shows;
 - the time board, each space in the colour of the LED under it, with income
   spaces ($), leather patches still on the board (L) and the two physical time
   tokens (G, Y);
@@ -40,12 +41,16 @@ from textual.widgets import Static
 from ..companion.model import GREEN, YELLOW
 from ..view.leds import LedLayout, led_frame
 from .tui_hands import Fingers, TokenHand
-from .tui_render import (HELP, BoardView, HandView, board_shape, board_text, braille, caption, hint,
-                         history_entry, link_text, oled_text, status_line)
+from ..view.oled import PAGE_SECONDS
+from .tui_render import (HELP, BoardView, HandView, board_shape, board_text, braille, caption,
+                         caption_parts, hint, history_entry, link_text, oled_text, status_line)
 
 REFRESH_S = 1 / 12          #: how often the board and the OLED are redrawn
 STATUS_S = 0.5              #: how often the link counters are read
-HISTORY_MIN_HEIGHT = 30     #: terminal rows from which the turn history shows
+MIN_SIZE = (80, 24)         #: the smallest terminal the simulator draws in
+BIG_SIZE = (100, 40)        #: from here the OLED is drawn in block quarters, twice as tall
+TOP_ROWS = {False: 18, True: 34}   #: height of the OLED row (braille / block quarters)
+HISTORY_MIN_ROWS = 10       #: rows left under the OLED from which the turn history shows
 FOLLOW_GRACE_S = 0.5        #: a token taken by key this recently is not swapped for the mover's
 
 
@@ -216,6 +221,7 @@ class SimApp(App):
     #history { height: 1fr; color: #bcbcbc; display: none; }
     #hint { height: 1; color: #ffd787; }
     #status { height: 1; color: #9e9e9e; }
+    #small { height: 1fr; content-align: center middle; color: #ffd787; display: none; }
     """
 
     def __init__(self, table: Table):
@@ -229,6 +235,7 @@ class SimApp(App):
         self._turns_seen: int | None = None
         self.history: list[str] = []
         self._oled_seen = -1
+        self.big = False                # the OLED drawn in block quarters (a big terminal)
         self._caption: tuple[str, str] | None = None
         self._lines: tuple[str, str] | None = None
         self._link = "connecting"
@@ -248,21 +255,38 @@ class SimApp(App):
         yield Static(id="history")
         yield Static(id="hint")
         yield Static(id="status")
+        yield Static(id="small")
 
     def on_mount(self) -> None:
         """Stand the tokens where the game says and start the redraw timer."""
         self.query_one("#keys").border_title = "keys"
-        self._fit_history(self.size.height)
+        self._fit(self.size.width, self.size.height)
         self.tidy()
         self._refresh()
         self.set_interval(REFRESH_S, self._refresh)
 
     def on_resize(self, event) -> None:
-        """The turn history shows when the terminal is tall enough for it."""
-        self._fit_history(event.size.height)
+        """Lay the table out for the terminal's new size."""
+        self._fit(event.size.width, event.size.height)
 
-    def _fit_history(self, height: int) -> None:
-        self.query_one("#history").display = height >= HISTORY_MIN_HEIGHT
+    def _fit(self, width: int, height: int) -> None:
+        """Below 80x24 only "terminal too small" shows; from 100x40 the OLED is
+        drawn twice as tall; the turn history shows when rows are left for it."""
+        small = width < MIN_SIZE[0] or height < MIN_SIZE[1]
+        for part in ("#top", "#board", "#hint", "#status"):
+            self.query_one(part).display = not small
+        notice = self.query_one("#small", Static)
+        notice.display = small
+        notice.update(Text(f"terminal too small: {width}x{height}; "
+                           f"the simulator needs at least {MIN_SIZE[0]}x{MIN_SIZE[1]}"))
+        big = width >= BIG_SIZE[0] and height >= BIG_SIZE[1]
+        rows = TOP_ROWS[big]
+        for part in ("#top", "#oled", "#keys"):
+            self.query_one(part).styles.height = rows
+        if big != self.big:
+            self.big = big
+            self._oled_seen = -1             # redraw the frame at the new size
+        self.query_one("#history").display = not small and height - rows - 2 >= HISTORY_MIN_ROWS
 
     def on_unmount(self) -> None:
         """Let the hands finish what they were doing."""
@@ -372,8 +396,8 @@ class SimApp(App):
     # ----- redraw --------------------------------------------------------------------
     def _refresh(self) -> None:
         status = self.service.status
-        if status is None:
-            return
+        if status is None or not self.query(OledPanel):
+            return                      # not started yet, or closing: the widgets are gone
         self.hand.last_space = status.lights.last_space
         self.hand.tick()
         self._note_turns(status)
@@ -412,7 +436,11 @@ class SimApp(App):
 
     def _draw_oled(self, status) -> None:
         panel = self.query_one(OledPanel)
-        words = caption(status.screen)
+        title, sub = caption(status.screen)
+        room = max(10, panel.size.width - 6)
+        titles, subs = caption_parts(title, room), caption_parts(sub, room)
+        turn = int(time.monotonic() // PAGE_SECONDS)      # a long caption shows in parts
+        words = (titles[turn % len(titles)], subs[turn % len(subs)])
         if words != self._caption:
             self._caption = words
             panel.border_title = Text(words[0])
@@ -421,7 +449,7 @@ class SimApp(App):
         if tap.oled_count != self._oled_seen:
             self._oled_seen = tap.oled_count
             panel.lines = braille(tap.oled) if tap.oled is not None else []
-            panel.update(oled_text(tap.oled) if tap.oled is not None
+            panel.update(oled_text(tap.oled, self.big) if tap.oled is not None
                          else Text("no OLED frame (display.driver = none?)"))
 
     def _draw_board(self, status) -> None:

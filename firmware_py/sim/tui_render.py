@@ -4,7 +4,8 @@ No textual, no threads: images, LED frames and screens in, Rich ``Text`` out,
 so every piece is a plain unit test.
 
 - :func:`braille` draws the OLED's 128x64 frame as 16 rows of 64 braille
-  characters (2x4 pixels per character);
+  characters (2x4 pixels per character), :func:`quadrants` as 32 rows of
+  block characters (2x2 pixels each) for a terminal with room for it;
 - :func:`board_text` draws the time board as rows of cells, each in the colour
   its LED shows, with the income spaces, the leather patches still on the board,
   the two physical time tokens and the hand's cursor marked;
@@ -15,6 +16,7 @@ so every piece is a plain unit test.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from rich.style import Style
@@ -56,9 +58,35 @@ def braille(image) -> list[str]:
     return rows
 
 
-def oled_text(image) -> Text:
-    """The OLED frame as Rich text (light dots on black), or a dark panel when None."""
-    lines = braille(image) if image is not None else [" " * BRAILLE_COLS] * BRAILLE_ROWS
+# block characters by lit quarters: top-left 1, top-right 2, bottom-left 4, bottom-right 8
+_QUADRANTS = " \u2598\u259d\u2580\u2596\u258c\u259e\u259b\u2597\u259a\u2590\u259c\u2584\u2599\u259f\u2588"
+QUAD_COLS, QUAD_ROWS = OLED_W // 2, OLED_H // 2
+
+
+def quadrants(image) -> list[str]:
+    """The 128x64 mode "1" ``image`` as 32 strings of 64 block characters
+    (2x2 pixels per character, so each pixel is a solid square quarter: twice
+    the height of :func:`braille` and much easier to read)."""
+    if image.size != (OLED_W, OLED_H):
+        raise ValueError(f"OLED frame must be {OLED_W}x{OLED_H}, got {image.size}")
+    data = image.convert("L").tobytes()
+    rows = []
+    for row in range(QUAD_ROWS):
+        top, low = (row * 2) * OLED_W, (row * 2 + 1) * OLED_W
+        rows.append("".join(
+            _QUADRANTS[(data[top + x] > 0) | (data[top + x + 1] > 0) << 1
+                       | (data[low + x] > 0) << 2 | (data[low + x + 1] > 0) << 3]
+            for x in range(0, OLED_W, 2)))
+    return rows
+
+
+def oled_text(image, big: bool = False) -> Text:
+    """The OLED frame as Rich text (light on black): braille dots (16 rows), or
+    block quarters (32 rows) when ``big``; a dark panel when ``image`` is None."""
+    if image is None:
+        lines = [" " * BRAILLE_COLS] * (QUAD_ROWS if big else BRAILLE_ROWS)
+    else:
+        lines = quadrants(image) if big else braille(image)
     return Text("\n".join(lines), style=OLED_STYLE, no_wrap=True, end="")
 
 
@@ -204,6 +232,32 @@ def caption(screen: Screen | None) -> tuple[str, str]:
     return title, sub
 
 
+def caption_parts(text: str, width: int) -> list[str]:
+    """``text`` in parts of at most ``width`` characters, shown in turn when the
+    whole does not fit a frame's border line ([text] when it fits). Parts end
+    after ";", ".", ",", "?" or before "(" where they can (a phrase longer
+    than ``width`` is split at spaces), and a part that goes on with "Green:
+    ..." starts with "Green:" again, so that every part says whose it is."""
+    if len(text) <= width:
+        return [text]
+    lead = re.match(r"(Green|Yellow): ", text)
+    head = lead.group(0) if lead else ""
+    parts: list[str] = []
+    for phrase in re.split(r"(?<=[;.,?]) +| +(?=\()", text):
+        if parts and len(parts[-1]) + 1 + len(phrase) <= width:
+            parts[-1] += " " + phrase
+        elif len(head + phrase) <= width:
+            fresh = parts and head and not re.match(r"(Green|Yellow): ", phrase)
+            parts.append(head + phrase if fresh else phrase)
+        else:
+            for word in phrase.split():
+                if parts and len(parts[-1]) + 1 + len(word) <= width:
+                    parts[-1] += " " + word
+                else:
+                    parts.append(word)
+    return parts
+
+
 def _cap_choose(s: Screen) -> tuple[str, str]:
     chosen = s.options[s.selected] if 0 <= s.selected < len(s.options) else ""
     return s.title, f"> {chosen}   ({s.footer})" if s.footer else f"> {chosen}"
@@ -224,7 +278,12 @@ def _cap_turn(s: Screen) -> tuple[str, str]:
         return title, s.notice
     chosen = next((c for c in s.patches if c.selected), None)
     if chosen is not None:
-        return title, f"chosen: cost {chosen.cost}, time {chosen.time}, income {chosen.income}"
+        which = f"{chosen.index} of {chosen.total}" if chosen.total else "chosen"
+        grey = "" if chosen.buyable else " (can't buy)"
+        return title, (f"{which}: cost {chosen.cost}, time {chosen.time}, "
+                       f"income {chosen.income}{grey}")
+    if not s.patches and s.lines:
+        return title, " ".join(s.lines)
     players = "  ".join(f"{p.name} {p.buttons}b" for p in s.players)
     offer = " ".join(_price(c) for c in s.patches)
     return title, f"{players}  offer {offer}" if offer else players
@@ -256,8 +315,8 @@ def _cap_end(s: Screen) -> tuple[str, str]:
         bonus = p.score - p.buttons + 2 * p.empty
         tile = f"+{bonus}" if bonus else ""
         rows.append(f"{p.name} {p.buttons}{tile}-2x{p.empty}={p.score}")
-    title = " - ".join([s.title, " ".join(s.lines)]) if s.lines else s.title
-    return title, "tally: " + "  ".join(rows)
+    said = "".join(f". {line.rstrip('.')}" for line in s.lines) + ("." if s.lines else "")
+    return s.title, "tally: " + "  ".join(rows) + said
 
 
 _CAPTIONS = {"choose": _cap_choose, "deal": _cap_deal, "turn": _cap_turn, "prompt": _cap_prompt,
@@ -337,8 +396,8 @@ def link_text(stats) -> str:
 
 HELP = """\
  HOW TO PLAY AT THE SIMULATED TABLE                  (any key closes this)
- OLED    the companion's display, in braille dots; its words are repeated
-         as text in the frame's title and bottom line.
+ OLED    the companion's display (braille dots; blocks in a big terminal);
+         its words are repeated as text in the frame's title and bottom line.
  BOARD   each space lit like the LED under it: green/yellow where a token
          belongs (pulsing: whose turn), white where the chosen move ends,
          blinking white/red: a token must go there / leave. $ income space,

@@ -1,0 +1,284 @@
+"""Keeping the game on disk: the journal of the game in progress, its snapshot, and
+the history of finished games, whatever the disk does.
+
+The :class:`Keeper` belongs to the service's loop thread. The UI writes each
+accepted entry through :meth:`Keeper.write` before it shows the turn and files
+a finished game through :meth:`Keeper.save_record`; the loop calls
+:meth:`Keeper.tick` after every refresh (the snapshot, the retries) and wakes
+at :attr:`Keeper.retry_at`.
+
+- A new game gets its id and start time in its setup entry, an end its end
+  time; the record's ``meta`` gets ``started``, ``ended``, ``duration_s`` and
+  ``app`` from them where the session gave none.
+- A write the disk refuses (journal, snapshot, record, index row) is kept in
+  memory and tried again every :data:`RETRY_S` seconds, without any input;
+  the OLED says "not saving: <why> (<folder>)" meanwhile.
+- A new game replaces the journal only once the last game's record is saved:
+  until then its entries wait in memory.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+from datetime import datetime
+from pathlib import Path
+from typing import Callable
+
+from .companion.journal import Journal, JournalError, Loaded, reason_of, writable_error
+from .rules import replay
+from .store import History, StoreError, new_game_id
+
+LOG = logging.getLogger(__name__)
+RETRY_S = 2.0          # a refused write (journal, snapshot, record) is tried again this often
+
+
+class Keeper:
+    """The journal and the history in ``folder``; ``clock``: monotonic seconds; ``wall``:
+    the wall clock (an aware ``datetime``); ``touch()``: the screen must be rebuilt (a
+    warning changed). Attach the UI (``keeper.ui = ui``) before :meth:`load`."""
+
+    def __init__(self, folder: Path, clock: Callable[[], float], wall: Callable[[], datetime],
+                 touch: Callable[[], None]):
+        self.folder = folder
+        self.clock, self.wall, self.touch = clock, wall, touch
+        self.journal = Journal(folder)
+        self.history = History(folder)
+        self.ui = None
+        self.retry_at: float | None = None
+        self.failing = False                       # the disk refuses writes (told once)
+        self._unsaved: dict[str, object] = {}      # game id -> record not yet on disk
+        self._unindexed: dict[str, object] = {}    # game id -> record saved, index row missing
+
+    # ----- start-up -------------------------------------------------------------------------
+    def load(self, problem: Callable[[str], None]) -> Loaded:
+        """Say when the folder is not writable, remove a record write cut short, and load
+        the journal; each finding goes to ``problem(text)``. Reads nothing of the history."""
+        refused = writable_error(self.folder)
+        if refused is not None:
+            problem(f"the journal folder {self.folder} is not writable ({reason_of(refused)}: "
+                    f"{refused.strerror or refused}); games are kept in memory only until it is")
+            self.failing = True
+        self.history.remove_temporary()
+        loaded = self.journal.load()
+        for text in loaded.problems:
+            problem(text)
+        if loaded.notice:
+            self.ui.warnings["journal damage"] = loaded.notice
+        return loaded
+
+    def resumed(self) -> None:
+        """After the UI resumed: file a game that ended before the restart (once), and write
+        what the load found to repair."""
+        ui = self.ui
+        if ui.mode == "end" and ui.session is not None and not ui.saved_to:
+            self._ensure_record(ui.session)
+        self.catch_up(self.clock())
+
+    # ----- the journal ----------------------------------------------------------------------
+    def write(self, body: dict) -> int:
+        """Journal one entry (the UI calls this before it shows a turn). Raises JournalError
+        when the disk refuses (the entry is kept in memory and written when the disk takes
+        writes); a new game waits in memory until the last game's record is saved."""
+        body = self._stamped(body)
+        if self._unsaved and self._waits(body):
+            self.catch_up(self.clock())
+        if self._unsaved and self._waits(body):
+            self.journal.hold(body)
+            self.retry_at = self.clock() + RETRY_S
+            raise JournalError("the last game's record is not saved yet; the new game waits "
+                               "in memory", "record not saved", self.folder)
+        try:
+            seq = self.journal.append(body)
+        except JournalError as exc:
+            self._refused(exc)
+            raise
+        finally:
+            for moved in self.journal.take_moved():
+                LOG.warning("%s", moved)
+        if body.get("kind") == "setup":
+            self.ui.warnings.pop("journal damage", None)     # said for the game it concerned
+        if self.failing:
+            LOG.warning("journal in %s writable again: caught up", self.folder)
+            self.failing = False
+        return seq
+
+    def _waits(self, body: dict) -> bool:
+        """True when ``body`` belongs to a game after the one whose record is not saved yet
+        (it must wait in memory: the journal keeps the last game until its record is saved)."""
+        return body.get("kind") == "setup" or self.game_id() not in self._unsaved
+
+    def _stamped(self, body: dict) -> dict:
+        kind = body.get("kind")
+        if kind == "setup" and "id" not in body:
+            now = self.wall()
+            return {**body, "id": new_game_id(now), "started": now.isoformat(timespec="seconds")}
+        if kind == "end" and "ended" not in body:
+            return {**body, "ended": self.wall().isoformat(timespec="seconds")}
+        return body
+
+    def _refused(self, exc: JournalError) -> None:
+        """The disk refused a write: log it once, retry by itself later."""
+        if not self.failing:
+            LOG.error("%s; the game goes on in memory until the disk takes writes again", exc)
+        self.failing = True
+        if self.retry_at is None:
+            self.retry_at = self.clock() + RETRY_S
+
+    def tick(self, now: float) -> None:
+        """After the outputs are updated: the snapshot (the second copy of the game) if an
+        entry came, and the retries when due."""
+        if self.journal.snapshot_due and not self.failing:
+            try:
+                self.journal.flush_snapshot()
+            except JournalError as exc:
+                self._refused(exc)
+                self.touch()
+                self.ui.warnings["journal"] = f"{exc.reason}: no snapshot ({self.folder})"
+        if self.retry_at is not None and now >= self.retry_at:
+            self.catch_up(now)
+
+    def catch_up(self, now: float) -> None:
+        """Write what the disk refused before: records first (the next game may replace the
+        journal only then), then the journal and its snapshot. Clears the warnings it can;
+        tries again in :data:`RETRY_S` seconds while something is still refused."""
+        self.retry_at = None
+        self.touch()
+        self._save_pending()
+        warnings = self.ui.warnings
+        try:
+            if self._unsaved and self.game_id() not in self._unsaved:
+                # a new game waits in memory: the journal still holds the last game, whose
+                # record is not saved yet, and must keep it until it is
+                raise JournalError("the last game's record is not saved yet", "record not saved",
+                                   self.folder)
+            for moved in self.journal.catch_up():
+                LOG.warning("%s", moved)
+            self.journal.flush_snapshot()
+            refused = writable_error(self.folder) if self.failing else None
+            if refused is not None:
+                raise self.journal.error(refused)
+        except JournalError as exc:
+            self._refused(exc)
+            warnings["journal"] = exc.notice
+        else:
+            if self.failing:
+                LOG.warning("journal in %s writable again: caught up", self.folder)
+            self.failing = False
+            warnings.pop("journal", None)
+        if self._unsaved or self._unindexed or self.journal.pending or self.failing:
+            self.retry_at = now + RETRY_S
+
+    # ----- records --------------------------------------------------------------------------
+    def game_id(self, entries: list[dict] | None = None) -> str:
+        """The id of the game the journal holds (a game journaled before ids were given
+        gets one derived from its setup, the same after every restart)."""
+        entries = self.journal.entries if entries is None else entries
+        setup = entries[0] if entries and entries[0].get("kind") == "setup" else {}
+        if isinstance(setup.get("id"), str) and setup["id"]:
+            return setup["id"]
+        digest = hashlib.sha1(json.dumps(setup, sort_keys=True).encode()).hexdigest()[:12]
+        return f"game-{digest}"
+
+    def record(self, session):
+        """The finished game's record as the session makes it, with its result, and the
+        start and end times (and app) from the journal where the session gave none."""
+        record = session.record()
+        entries = self.journal.entries
+        meta = dict(record.meta or {})
+        started = entries[0].get("started") if entries else None
+        ended = next((e.get("ended") for e in reversed(entries) if e.get("kind") == "end"), None)
+        for key, value in (("started", started), ("ended", ended), ("app", _app())):
+            if value and key not in meta:
+                meta[key] = value
+        if "duration_s" not in meta and isinstance(meta.get("started"), str) \
+                and isinstance(meta.get("ended"), str):
+            try:
+                seconds = (datetime.fromisoformat(meta["ended"])
+                           - datetime.fromisoformat(meta["started"])).total_seconds()
+                meta["duration_s"] = max(0, round(seconds))
+            except (ValueError, TypeError):
+                pass
+        changes = {"meta": meta or None}
+        _, result = replay(record)
+        if result.over and record.result is None:
+            changes["result"] = {"scores": result.scores, "winner": result.winner}
+        return dataclasses.replace(record, **changes)
+
+    def _ensure_record(self, session) -> None:
+        """After a restart on the end screen: the game is in the history once (power was
+        cut between journaling the end and filing it, or after)."""
+        game_id = self.game_id()
+        try:
+            self.ui.saved_to = str(self.history.ensure(game_id, lambda: self.record(session)))
+        except OSError as exc:
+            self._unsaved[game_id] = self.record(session)
+            self.ui.warnings["record"] = f"record not saved: {reason_of(exc)}"
+            self.retry_at = self.clock() + RETRY_S
+        except Exception as exc:  # noqa: BLE001  sqlite3 or a record that does not replay
+            self._index_failed(game_id, self.record(session), exc)
+            self.ui.saved_to = str(self.history.record_path(game_id))
+
+    def save_record(self, session) -> str:
+        """File the finished game into the history (its record, then its index row); returns
+        where the record is. Raises OSError when the record cannot be written: the game is
+        kept and filed by itself once the disk takes writes."""
+        game_id = self.game_id()
+        record = self.record(session)
+        try:
+            return str(self.history.file(game_id, record))
+        except OSError as exc:
+            self._unsaved[game_id] = record
+            self.retry_at = self.clock() + RETRY_S
+            LOG.error("cannot save the record of game %s in %s: %s; kept in memory, tried again "
+                      "every %.0f s", game_id, self.history.records, exc, RETRY_S)
+            raise
+        except Exception as exc:  # noqa: BLE001  sqlite3 or a record that does not replay
+            self._index_failed(game_id, record, exc)
+            return str(self.history.record_path(game_id))
+
+    def _index_failed(self, game_id: str, record, exc: Exception) -> None:
+        """The record is saved; only its index row is missing (tried again; or `history
+        --rebuild`)."""
+        LOG.error("game %s: record saved, but the history index failed (%s: %s); tried again "
+                  "later, or run 'patchwork-companion history --rebuild'", game_id,
+                  type(exc).__name__, exc)
+        if not isinstance(exc, StoreError):
+            self._unindexed[game_id] = record
+            self.retry_at = self.clock() + RETRY_S
+        self.ui.warnings["history"] = "history index: see log"
+
+    def _save_pending(self) -> None:
+        """Try the records the disk refused before (oldest first)."""
+        for game_id, record in list(self._unsaved.items()):
+            try:
+                path = self.history.file(game_id, record)
+            except OSError:
+                return
+            except Exception as exc:  # noqa: BLE001  only the index failed
+                path = self.history.record_path(game_id)
+                self._index_failed(game_id, record, exc)
+            del self._unsaved[game_id]
+            LOG.warning("record of game %s saved: %s", game_id, path)
+            if self.ui.session is not None and self.game_id() == game_id:
+                self.ui.saved_to = str(path)
+            if not self._unsaved:
+                self.ui.warnings.pop("record", None)
+        for game_id, record in list(self._unindexed.items()):
+            try:
+                self.history.ensure(game_id, lambda r=record: r)
+            except Exception:  # noqa: BLE001  still failing: tried again later
+                continue
+            del self._unindexed[game_id]
+            if not self._unindexed:
+                self.ui.warnings.pop("history", None)
+
+
+def _app() -> str:
+    """The program and version that write the records, e.g. "patchwork-companion 0.1.0"."""
+    from importlib import metadata
+    try:
+        return f"patchwork-companion {metadata.version('patchwork-companion')}"
+    except metadata.PackageNotFoundError:
+        return "patchwork-companion"

@@ -1,0 +1,199 @@
+"""Filing finished games: the record file first (the truth), then its index row.
+
+The API the game service and the commands use:
+
+* :func:`new_game_id` -- a new game's id.
+* :meth:`History.file` -- save a finished game (record + index row); again
+  for the same id replaces both, so a game is in the history once.
+* :meth:`History.ensure` -- after a restart on the end screen: index the
+  record already saved, or save it now.
+* :meth:`History.rebuild` -- recreate the index from ``records/*.json``.
+* :meth:`History.index` -- the open :class:`~.index.Index` for queries.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Callable
+
+from ..companion.journal import write_atomic
+from ..rules import GameRecord, RecordError, dumps_record, parse_record, replay
+from .index import Index
+
+RECORDS, DATABASE, TEMPORARY = "records", "history.sqlite3", "record.tmp"
+
+
+class StoreError(ValueError):
+    """A record that cannot be indexed (not a valid record); says which file and why."""
+
+
+def new_game_id(now: datetime) -> str:
+    """A new game id: local start time and 6 random hex digits, e.g. "20261201-190400-3fa2c1"
+    (sorts by start time, safe as a file name)."""
+    return f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+def _unix(text) -> float | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        stamp = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return stamp.timestamp() if stamp.tzinfo is not None else None
+
+
+def summarise(record: GameRecord, game_id: str, name: str, size: int, mtime: float) -> dict:
+    """The index row of ``record`` (saved as ``name`` in the records folder, ``size``
+    bytes, modified at ``mtime``): the game columns of :data:`.index.GAME_COLUMNS` and
+    ``players`` (two dicts). Replays the record; raises :class:`StoreError` when it does
+    not replay."""
+    try:
+        state, result = replay(record)
+    except (RecordError, ValueError) as exc:
+        raise StoreError(f"{name}: does not replay: {exc}") from exc
+    meta = record.meta if isinstance(record.meta, dict) else {}
+    started, ended = meta.get("started"), meta.get("ended")
+    duration = meta.get("duration_s")
+    if not (isinstance(duration, int) and not isinstance(duration, bool)):
+        duration = None
+        if _unix(started) is not None and _unix(ended) is not None:
+            duration = max(0, round(_unix(ended) - _unix(started)))
+    layout = getattr(record, "layout", None) or meta.get("layout") or "dealt"
+    players = [{"name": record.players[i], "score": t.score, "buttons": t.buttons,
+                "income": state.players[i].income, "empty": t.empty,
+                "special": int(state.special == i), "winner": int(result.winner == i)}
+               for i, t in enumerate(result.players)]
+    return {"id": game_id, "record": name, "started": started if isinstance(started, str) else None,
+            "ended": ended if isinstance(ended, str) else None,
+            "ended_unix": _unix(ended) or _unix(started) or mtime, "duration_s": duration,
+            "game": record.game, "time_board": record.time_board, "layout": str(layout),
+            "finished": int(result.over), "moves": len(record.moves), "winner": result.winner,
+            "tie_break": int(result.tie_break), "app": meta.get("app") if isinstance(
+                meta.get("app"), str) else None, "size": size, "players": players}
+
+
+@dataclass
+class RebuildReport:
+    """What :meth:`History.rebuild` did: ``games`` indexed, ``skipped`` (file, why) pairs."""
+
+    games: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+class History:
+    """The store in ``folder`` (the journal folder): ``records/`` and ``history.sqlite3``.
+
+    Nothing is read or opened until a method needs it (the service creates one
+    at start-up for free).
+    """
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder)
+        self.records = self.folder / RECORDS
+        self.db_path = self.folder / DATABASE
+
+    def record_path(self, game_id: str) -> Path:
+        """Where the record of ``game_id`` is (or will be) saved."""
+        return self.records / f"{game_id}.json"
+
+    def index(self) -> Index:
+        """The index, opened (and created with its schema when missing)."""
+        return Index(self.db_path)
+
+    def remove_temporary(self) -> None:
+        """Remove a record write cut short by a crash (``record.tmp``); a no-op otherwise."""
+        try:
+            os.unlink(self.folder / TEMPORARY)
+        except OSError:
+            pass
+
+    def file(self, game_id: str, record: GameRecord) -> Path:
+        """Save ``record`` as ``records/<game_id>.json`` (atomic, durable), then index it.
+
+        Raises OSError when the record cannot be written (nothing indexed, no
+        temporary file left), ``sqlite3.Error`` when only the index failed (the
+        record is saved: :meth:`ensure` or ``history --rebuild`` indexes it later),
+        :class:`StoreError` when the record does not replay (it is saved anyway).
+        """
+        path = self.record_path(game_id)
+        data = (dumps_record(record) + "\n").encode()
+        self.records.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, data, self.folder / TEMPORARY)
+        self._index_file(game_id, record, path)
+        return path
+
+    def ensure(self, game_id: str, make_record: Callable[[], GameRecord]) -> Path:
+        """The game ``game_id`` is in the history once: index its saved record if the index
+        lacks it, or save ``make_record()`` when no readable record is saved. Errors as
+        :meth:`file`."""
+        path = self.record_path(game_id)
+        try:
+            record = parse_record(path.read_bytes())
+        except (OSError, RecordError, ValueError, RecursionError):
+            return self.file(game_id, make_record())
+        with self.index() as index:
+            if index.has(game_id):
+                return path
+        self._index_file(game_id, record, path)
+        return path
+
+    def _index_file(self, game_id: str, record: GameRecord, path: Path) -> None:
+        st = path.stat()
+        row = summarise(record, game_id, path.name, st.st_size, st.st_mtime)
+        with self.index() as index:
+            index.upsert(row)
+
+    def rebuild(self) -> RebuildReport:
+        """Recreate the index from ``records/*.json`` in one transaction (readers see the
+        old or the new index). A database file that is not one is moved aside as
+        ``history.sqlite3.corrupt`` first. Unreadable records are listed, not indexed."""
+        report, rows = RebuildReport(), []
+        for path in sorted(self.records.glob("*.json")) if self.records.is_dir() else []:
+            try:
+                record = parse_record(path.read_bytes())
+                st = path.stat()
+                rows.append(summarise(record, path.stem, path.name, st.st_size, st.st_mtime))
+            except (OSError, RecordError, StoreError, ValueError, RecursionError) as exc:
+                report.skipped.append((str(path), str(exc)))
+        self.folder.mkdir(parents=True, exist_ok=True)
+        try:
+            index = self.index()
+            index.count()
+        except sqlite3.DatabaseError:
+            self._set_aside()
+            index = self.index()
+        with index:
+            with index.transaction():
+                index.db.execute("DELETE FROM players")
+                index.db.execute("DELETE FROM games")
+                for row in rows:
+                    index._put(row)
+        report.games = len(rows)
+        return report
+
+    def _set_aside(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            path = self.db_path.with_name(self.db_path.name + suffix)
+            if path.exists():
+                os.replace(path, path.with_name(path.name + ".corrupt"))
+
+
+def row_text(row: dict) -> str:
+    """One history line: date, game, time board, players with scores, winner, duration."""
+    when = (row["ended"] or row["started"] or "")[:16].replace("T", " ")
+    names = [f"{row[f'p{i}_name']} {row[f'p{i}_score']}" for i in (0, 1)]
+    winner = row[f"p{row['winner']}_name"] if row["winner"] is not None else "-"
+    minutes = f"{row['duration_s'] // 60} min" if row["duration_s"] is not None else "?"
+    return (f"{row['id']}  {when:16}  {row['game']:17} {row['time_board']:8} "
+            f"{names[0]} : {names[1]}  winner {winner}  {minutes}")
+
+
+def dumps_row(row: dict) -> str:
+    """One history row as JSON text."""
+    return json.dumps(row, sort_keys=True)

@@ -1,0 +1,140 @@
+"""The history store: records (the truth) and their SQLite index, and `history --rebuild`."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from firmware_py.cli import main
+from firmware_py.rules import parse_record
+from firmware_py.store import History, new_game_id
+from firmware_py.store.index import GAME_COLUMNS, PLAYER_COLUMNS
+
+from test_faults_rig import EXPRESS_RECORD, GOLDEN_RECORDS
+
+PATCHWORK = dataclasses.replace(GOLDEN_RECORDS[3], meta={
+    "started": "2026-12-01T19:04:00+01:00", "ended": "2026-12-01T19:41:30+01:00", "app": "test"})
+EXPRESS = dataclasses.replace(EXPRESS_RECORD, meta={"started": "2026-12-02T10:00:00+00:00",
+                                                    "ended": "2026-12-02T10:20:00+00:00",
+                                                    "duration_s": 1111})
+
+
+def test_a_filed_game_is_one_record_and_one_row_with_exact_figures(tmp_path):
+    history = History(tmp_path)
+    path = history.file("g1", PATCHWORK)
+    assert path == tmp_path / "records" / "g1.json"
+    assert parse_record(path.read_text()) == PATCHWORK             # the record, as given
+    with history.index() as index:
+        (row,) = index.games()
+    assert {k: row[k] for k in ("id", "record", "started", "ended", "duration_s", "game",
+                                "time_board", "layout", "finished", "moves", "winner",
+                                "tie_break", "app")} == {
+        "id": "g1", "record": "g1.json", "started": "2026-12-01T19:04:00+01:00",
+        "ended": "2026-12-01T19:41:30+01:00", "duration_s": 2250, "game": "patchwork",
+        "time_board": "revised", "layout": "dealt", "finished": 1, "moves": 44, "winner": 0,
+        "tie_break": 0, "app": "test"}
+    assert [row[f"p0_{c}"] for c in PLAYER_COLUMNS] == ["Green", 7, 16, 11, 8, 1, 1]
+    assert [row[f"p1_{c}"] for c in PLAYER_COLUMNS] == ["Yellow", 3, 41, 12, 19, 0, 0]
+    assert row["ended_unix"] == datetime(2026, 12, 1, 18, 41, 30, tzinfo=timezone.utc).timestamp()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["history.sqlite3", "records"]
+
+
+def test_filing_again_replaces_the_game_never_doubles_it(tmp_path):
+    history = History(tmp_path)
+    history.file("g1", dataclasses.replace(PATCHWORK, moves=PATCHWORK.moves[:10]))
+    history.file("g1", PATCHWORK)
+    with history.index() as index:
+        assert index.count() == 1 and index.games()[0]["moves"] == 44
+    assert [p.name for p in (tmp_path / "records").iterdir()] == ["g1.json"]
+
+
+def test_the_index_is_wal_and_has_the_documented_schema(tmp_path):
+    history = History(tmp_path)
+    history.file("g1", EXPRESS)
+    db = sqlite3.connect(history.db_path)
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert [r[1] for r in db.execute("PRAGMA table_info(games)")] == list(GAME_COLUMNS)
+    assert [r[1] for r in db.execute("PRAGMA table_info(players)")] == \
+        ["game_id", "seat"] + list(PLAYER_COLUMNS)
+    assert db.execute("SELECT duration_s, winner, p1_name FROM game_rows").fetchone() == \
+        (1111, 1, "Green")
+
+
+def test_queries_go_newest_first_and_filter_by_player_and_game(tmp_path):
+    history = History(tmp_path)
+    base = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    for n in range(6):
+        record = PATCHWORK if n % 2 else EXPRESS
+        ended = (base + timedelta(days=n)).isoformat()
+        players = ("Ann", "Bob") if n < 3 else ("Cy", "Ann")
+        history.file(f"g{n}", dataclasses.replace(record, players=players,
+                                                  meta={"ended": ended}))
+    with history.index() as index:
+        assert [r["id"] for r in index.games()] == ["g5", "g4", "g3", "g2", "g1", "g0"]
+        assert [r["id"] for r in index.games(player="Bob")] == ["g2", "g1", "g0"]
+        assert [r["id"] for r in index.games(player="Ann", game="patchwork")] == ["g5", "g3", "g1"]
+        assert [r["id"] for r in index.games(limit=2, offset=1)] == ["g4", "g3"]
+
+
+def test_ensure_indexes_a_saved_record_or_saves_it(tmp_path):
+    history = History(tmp_path)
+    history.records.mkdir()
+    history.record_path("g1").write_text(json.dumps(PATCHWORK.to_json()))   # saved, not indexed
+    made = []
+    assert history.ensure("g1", lambda: made.append(1) or PATCHWORK) == history.record_path("g1")
+    assert made == []
+    assert history.ensure("g2", lambda: EXPRESS) == history.record_path("g2")       # saved now
+    history.record_path("g3").write_bytes(b"\x00" * 30)                              # NUL-filled
+    history.ensure("g3", lambda: EXPRESS)
+    assert parse_record(history.record_path("g3").read_text()) == EXPRESS
+    with history.index() as index:
+        assert index.count() == 3
+
+
+def test_rebuild_recreates_the_index_from_the_records(tmp_path, capsys):
+    history = History(tmp_path)
+    history.file("g1", PATCHWORK)
+    history.file("g2", EXPRESS)
+    with history.index() as index:
+        before = index.games()
+    (tmp_path / "records" / "bad.json").write_text("{not json")
+    for suffix in ("", "-wal", "-shm"):
+        (tmp_path / f"history.sqlite3{suffix}").unlink(missing_ok=True)
+    (tmp_path / "history.sqlite3").write_bytes(b"this is not a database" * 100)
+    assert main(["history", "--store", str(tmp_path), "--rebuild"]) == 0
+    out, err = capsys.readouterr()
+    assert "2 games indexed" in out and "1 records skipped" in out and "bad.json" in err
+    with history.index() as index:
+        assert index.games() == before
+    assert (tmp_path / "history.sqlite3.corrupt").exists()      # the broken file set aside
+
+
+def test_the_history_command_lists_games(tmp_path, capsys):
+    History(tmp_path).file("g1", PATCHWORK)
+    assert main(["history", "--store", str(tmp_path)]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("g1  2026-12-01 19:41") and "Green 7 : Yellow 3" in line
+    assert "winner Green" in line and "37 min" in line
+    assert main(["history", "--store", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["p1_score"] == 3
+
+
+def test_a_record_write_refused_indexes_nothing_and_leaves_no_temporary(tmp_path, monkeypatch):
+    from firmware_py.companion import journal as J
+    from test_companion_journal import FailingOs
+    import errno
+    history = History(tmp_path)
+    monkeypatch.setattr(J, "os", FailingOs(errno.ENOSPC))
+    with pytest.raises(OSError):
+        history.file("g1", PATCHWORK)
+    assert list(tmp_path.iterdir()) == [tmp_path / "records"]
+    assert list((tmp_path / "records").iterdir()) == []
+
+
+def test_game_ids_sort_by_start_and_differ():
+    now = datetime(2026, 12, 1, 19, 4, 0)
+    a, b = new_game_id(now), new_game_id(now)
+    assert a.startswith("20261201-190400-") and a != b and len(a) == 22
