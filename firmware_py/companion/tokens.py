@@ -106,13 +106,15 @@ class TokenWatch:
             del self.trace[:-TRACE]
 
     def consume(self, now: float | None = None) -> None:
-        """Ignore the current reading until it changes (after an undo, a cancel or
-        a move entered by buttons), so one reading never makes two moves.
+        """Ignore the current reading until it changes (after an undo, a cancel, a
+        new game or a move entered by buttons), so one reading never makes two
+        moves; the readings before it are forgotten.
 
         With ``now``, the guidance delay restarts then: the players get
         ``guidance_s`` to put the tokens back before the board is called wrong.
         """
         self._consumed = self.occupied
+        self.trace = []                 # what came before says nothing about the next move
         if now is not None and self.occupied is not None:
             self.since = now
 

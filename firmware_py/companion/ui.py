@@ -190,6 +190,7 @@ class TableUI:
         setup = Setup(c["game"], c["time_board"], c["first"], c["circle"], c["blue"], c["free"])
         self._write({"kind": "setup", "setup": setup.to_json()})
         self.session = Session(setup)
+        self.consume_reading = True     # the board still shows the last game: forget it
         self._to_turn()
         self._explain_grey()
 
