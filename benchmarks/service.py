@@ -1,30 +1,33 @@
 """Service benchmark: the real companion on the "sim" backend, measured.
 
-    python benchmarks/service.py [--events 1000] [--idle-seconds 30] [--quick]
+    python benchmarks/service.py [--rounds 5] [--events 200] [--idle-seconds 6] [--quick]
 
-Prints, with the machine it ran on:
+Every time is taken when the driver call returns (the strip's ``show()``, the
+luma device's ``display()``), the OLED being luma's device over a serial
+interface that counts the bytes it is handed. Figures are given as the median
+over ``--rounds`` rounds of each round's p50 and p99, with their spread (the
+lowest and highest round), since one run's p99 on a shared machine is noise.
+Lines start with fixed labels so that runs can be compared:
 
-* latency from an input to the LED frame and to the OLED frame being handed to
-  their drivers (``NeoPixel.show()`` and the luma device's ``display()``),
-  separately, median and p99 over ``--events`` events each, for
-  - a button press: the release edge of NEXT on gpiozero's MockFactory pin
-    (a press counts on release); each press changes the selected patch, so
-    both the lit target and the OLED card change;
-  - a sensor frame posted to the loop as the sensor link posts it
-    (``SensorOccupancy``): the mover's token set on a space two moves end on
-    ("Which move?", the lit target goes out) and back (the turn screen and the
-    target return); no journal write, as nothing is accepted;
-  - the same frames end to end over a pseudo-terminal: CHG frames written by
-    an in-process sensor emulator speaking the real protocol, read by the real
-    ``SensorLink`` thread.
-  A reading counts only once it has been stable for ``sensor.stable_ms`` (set
-  to its minimum, 20 ms, here; 150 ms by default): sensor latencies are given
-  both from the frame and from the end of that window;
-* CPU time of the service process over ``--idle-seconds`` idle (a game in
-  progress, the tokens where they belong, nothing happening: the active token
-  pulses at ``leds.fps``), and its peak memory (VmHWM);
-* time from process start to ready (READY=1 on ``NOTIFY_SOCKET``) of
-  ``patchwork-companion run`` on the default (sim) config.
+* ``oled bytes per turn update:`` bytes sent to the OLED for each turn of a
+  whole real game (the bundled one), mean, and as % of a full frame;
+* ``oled bytes per cursor move:`` the same for NEXT moving the selection;
+* ``oled cpu per frame p50/p99:`` drawing the screen and handing its bytes to
+  the interface (render + ``display()``), over those frames;
+* ``button to led/oled p50/p99:`` a NEXT release edge on gpiozero's mock pin to
+  the frames that show the new selection;
+* ``first light p50/p99:`` a sensor frame (CHG frames written on a pty, read by
+  the real sensor link) moving the mover's token, to the LED frame that shows
+  it there (long before the reading is stable);
+* ``turn accepted p50/p99:`` the end of the stable window of a reading that
+  makes a move, to both the LED and the OLED frame of the new turn (the rules
+  step and the journal write, fsync included, lie in between);
+* ``idle cpu pulsing:`` / ``idle cpu still:`` CPU of the service process with a
+  game in progress (the active token pulses) / on the first set-up question
+  (nothing animates), the sensor beating once a second;
+* ``ready:`` process start to READY=1 of ``patchwork-companion run``;
+  ``ready, empty box:`` / ``ready with N games:`` the same with ``N`` finished
+  games in the history (``--history-games``; ``--ready-only`` prints just these).
 
 Nothing here asserts: the figures are for people (see the README section).
 """
@@ -49,19 +52,25 @@ os.environ.setdefault("BLINKA_FORCEBOARD", "OS_AGNOSTIC_BOARD")
 os.environ.setdefault("BLINKA_FORCECHIP", "OS_AGNOSTIC")
 
 from firmware_py.companion import intents                     # noqa: E402
+from firmware_py.companion.buttons import PRESS, Gesture      # noqa: E402
 from firmware_py.companion.journal import Journal             # noqa: E402
+from firmware_py.companion.screens import build_screen        # noqa: E402
 from firmware_py.companion.session import Session, Setup      # noqa: E402
+from firmware_py.companion.ui import TableUI                  # noqa: E402
 from firmware_py.config import validate                       # noqa: E402
 from firmware_py.demo import bundled_record                   # noqa: E402
 from firmware_py.hw import sensor_protocol as sp              # noqa: E402
 from firmware_py.hw.backends import build_parts               # noqa: E402
-from firmware_py.hw.sensor_link import SensorLink, SensorOccupancy  # noqa: E402
-from firmware_py.rules import Buy, parse_record                     # noqa: E402
+from firmware_py.hw.oled_pages import ByteCounter, PagedSh1106, PagedSsd1306  # noqa: E402
+from firmware_py.hw.sensor_link import SensorLink             # noqa: E402
+from firmware_py.rules import Advance, Buy, PlaceLeather, move_to_action, parse_record  # noqa: E402
+from firmware_py.rules import untracked_copy                  # noqa: E402
 from firmware_py.service import Service                       # noqa: E402
-from firmware_py.view.leds import WHITE                       # noqa: E402
+from firmware_py.view.leds import TOKEN_RGB, WHITE            # noqa: E402
+from firmware_py.view.oled import render                      # noqa: E402
 
-TARGETS = {"led_p99_ms": 2.0, "oled_p99_ms": 5.0, "idle_cpu_pct": 1.0, "rss_mb": 60.0,
-           "ready_s": 1.5}
+TARGETS = {"turn_update_pct": 50.0, "cursor_pct": 15.0, "oled_cpu_ms": 0.5,
+           "idle_pulsing_pct": 0.1, "idle_still_pct": 0.0, "ready_s": 0.12}
 
 
 # ------------------------------------------------------------------ the machine
@@ -79,21 +88,30 @@ def machine() -> dict:
             "system": f"{platform.system()} {platform.release()}"}
 
 
+# ------------------------------------------------------------------ figures
+def pct(values: list[float], q: float) -> float:
+    """The ``q`` quantile (0..1) of ``values`` (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, int(round(q * len(ordered))) - 1))]
+
+
+def over_rounds(rounds: list[list[float]]) -> dict:
+    """Each round's p50 and p99, then their median and spread over the rounds."""
+    p50 = [statistics.median(r) for r in rounds if r]
+    p99 = [pct(r, 0.99) for r in rounds if r]
+    return {"rounds": len(p50), "n": min((len(r) for r in rounds if r), default=0),
+            "p50": statistics.median(p50), "p50_lo": min(p50), "p50_hi": max(p50),
+            "p99": statistics.median(p99), "p99_lo": min(p99), "p99_hi": max(p99)}
+
+
 # ------------------------------------------------------------------ the game
 def game_at_start():
-    """The bundled game's setup: both tokens on 0, green to move; returns (record,
-    setup, ambiguous space, a buy whose target is lit)."""
+    """The bundled game's setup: both tokens on 0, green to move; returns (record, setup)."""
     record = parse_record(bundled_record())
     first = "yellow" if record.players[0].lower() == "yellow" else "green"
     setup = Setup(record.game, record.time_board, first, tuple(record.circle),
                   tuple(record.blue or ()), False)
-    state = Session(setup).state
-    other = state.players[1 - state.to_move].position
-    ambiguous = next(s for s in range(state.spec.last_space + 1)
-                     if len(intents.candidates_at(state, s)) >= 2 and s != other)
-    buy = next(a for a in intents.turn_options(state) if isinstance(a, Buy)
-               and not intents.why_not(state, a) and intents.target_of(state, a) != ambiguous)
-    return record, setup, ambiguous, buy
+    return record, setup
 
 
 def write_setup(folder: Path, setup: Setup) -> None:
@@ -103,79 +121,135 @@ def write_setup(folder: Path, setup: Setup) -> None:
     journal.append({"kind": "setup", "setup": setup.to_json()})
 
 
+def game_entries() -> list[dict]:
+    """Journal entries of the whole bundled game: the setup, then each turn."""
+    record, setup = game_at_start()
+    session = Session(setup)
+    entries = [{"kind": "setup", "setup": setup.to_json()}]
+    plan = untracked_copy(record).moves
+    for index, move in enumerate(plan):
+        if move == {"leather": "discard"}:
+            continue
+        group = [move_to_action(session.state.spec, move, index, tracked=False)]
+        state, _ = session.check(group)
+        while state.owed and state.spec.bonus_square:
+            group.append(PlaceLeather())
+            state, _ = session.check(group)
+        session.commit(group)
+        entries.append({"kind": "turn", "moves": session.group_to_json(group)})
+    return entries
+
+
+def ui_after(entries: list[dict], count: int) -> TableUI:
+    """The table UI resumed from the first ``count`` entries."""
+    ui = TableUI(lambda body: 0, None, lambda session: "")
+    ui.resume(entries[:count])
+    return ui
+
+
+# ------------------------------------------------------------------ OLED bytes and CPU
+def oled_figures(rounds: int, say) -> dict:
+    """Bytes per turn update and per cursor move over the bundled game, on both
+    controllers, and the CPU time of a frame (render + display) on the SSD1306."""
+    entries = game_entries()
+    turns = [build_screen(ui_after(entries, k)) for k in range(1, len(entries) + 1)]
+    moves = []                                  # (screen, screen after NEXT) pairs
+    for k in range(1, len(entries) + 1):
+        ui = ui_after(entries, k)
+        if ui.mode != "turn":
+            continue
+        before = build_screen(ui)
+        for _ in range(len(ui.options())):
+            ui.gesture(Gesture("next", PRESS))
+            after = build_screen(ui)
+            moves.append((before, after))
+            before = after
+    out: dict = {"turn_updates": len(turns) - 1, "cursor_moves": len(moves)}
+    for name, cls in (("ssd1306", PagedSsd1306), ("sh1106", PagedSh1106)):
+        bus = ByteCounter()
+        device = cls(bus)
+        device.forget()                         # as after a bus error: the next frame whole
+        bus.reset()
+        device.display(render(turns[0]))
+        full = bus.total                        # a full frame: its windows and 1,024 bytes
+        per_turn, per_move = [], []
+        for screen in turns[1:]:
+            bus.reset()
+            device.display(render(screen))
+            per_turn.append(bus.total)
+        for before, after in moves:
+            device.display(render(before))
+            bus.reset()
+            device.display(render(after))
+            per_move.append(bus.total)
+        out[name] = {"full": full, "turn_mean": statistics.mean(per_turn),
+                     "turn_max": max(per_turn), "cursor_mean": statistics.mean(per_move),
+                     "cursor_max": max(per_move)}
+    device = PagedSsd1306(ByteCounter())
+    frames = turns + [after for _, after in moves]
+    times = []
+    for _ in range(rounds):
+        spent = []
+        for screen in frames:
+            t0 = time.perf_counter()
+            device.display(render(screen))
+            spent.append((time.perf_counter() - t0) * 1000)
+        times.append(spent)
+    out["cpu"] = over_rounds(times)
+    say(f"  oled: {len(frames)} frames x {rounds} rounds")
+    return out
+
+
 # ------------------------------------------------------------------ recording
 class Recorder:
-    """Timestamps (perf_counter) every frame handed to the LED and OLED drivers.
+    """Timestamps (perf_counter) every frame when the driver call has returned.
 
-    The wrappers run on the output threads; :meth:`wait` sleeps on a condition
-    they signal and looks only at frames recorded since :meth:`mark`, so the
-    measuring thread takes no CPU (and no GIL) from the threads it measures.
+    The strip's and the OLED's ``on_frame`` hooks run on their output threads
+    right after ``show()`` / ``display()`` returned; :meth:`wait` sleeps on a
+    condition they signal, so the measuring thread takes no CPU from them.
     """
 
-    def __init__(self, parts):
-        self.led: list[tuple[float, frozenset]] = []
+    def __init__(self):
+        self.led: list[tuple[float, list]] = []
         self.oled: list[float] = []
         self.cond = threading.Condition()
-        pixels, device = parts.strip.pixels, parts.oled.device
-        show, display = pixels.show, device.display
-        count = len(pixels)
-        white = list(WHITE)
 
-        def led_show():
-            t = time.perf_counter()
-            whites = frozenset(i for i in range(count) if list(pixels[i]) == white)
-            with self.cond:
-                self.led.append((t, whites))
-                self.cond.notify_all()
-            return show()
+    def on_led(self, frame) -> None:
+        """Strip hook: the frame went out."""
+        t = time.perf_counter()
+        with self.cond:
+            self.led.append((t, frame))
+            self.cond.notify_all()
 
-        def oled_display(image):
-            t = time.perf_counter()
-            with self.cond:
-                self.oled.append(t)
-                self.cond.notify_all()
-            return display(image)
-        pixels.show = led_show
-        device.display = oled_display
+    def on_oled(self, _image) -> None:
+        """OLED hook: the image went out."""
+        t = time.perf_counter()
+        with self.cond:
+            self.oled.append(t)
+            self.cond.notify_all()
 
     def mark(self) -> tuple[int, int]:
         """Where the frame lists stand now (call before the event)."""
         with self.cond:
             return len(self.led), len(self.oled)
 
-    def wait(self, mark: tuple[int, int], t0: float, whites: frozenset | None,
-             timeout: float = 2.0) -> tuple:
-        """(LED, OLED) latency in ms of the first frames after ``t0`` (the LED frame
-        recognised by its lit targets ``whites``; None: no LED frame expected)."""
+    def wait(self, mark, after: float, led_test=None, oled: bool = False,
+             timeout: float = 3.0) -> tuple:
+        """(LED time, OLED time) of the first frames since ``mark`` that went out at
+        or after ``after`` (the LED one also passing ``led_test(frame)``; None: no
+        LED frame wanted; ``oled`` False: no OLED frame wanted)."""
         deadline = time.perf_counter() + timeout
-        led = t0 if whites is None else None
-        oled = None
-        i, j = mark
         with self.cond:
-            while led is None or oled is None:
-                for t, w in self.led[i:]:
-                    if led is None and t >= t0 and w == whites:
-                        led = t
-                i = len(self.led)
-                for t in self.oled[j:]:
-                    if oled is None and t >= t0:
-                        oled = t
-                j = len(self.oled)
+            while True:
+                led = None if led_test is None else next(
+                    (t for t, f in self.led[mark[0]:] if t >= after and led_test(f)), None)
+                shown = next((t for t in self.oled[mark[1]:] if t >= after), None) if oled else None
+                if (led_test is None or led is not None) and (not oled or shown is not None):
+                    return led, shown
                 left = deadline - time.perf_counter()
-                if led is not None and oled is not None:
-                    break
                 if left <= 0:
-                    raise RuntimeError(f"no frame within {timeout} s (led {led}, oled {oled})")
+                    raise RuntimeError(f"no frame within {timeout} s (led {led}, oled {shown})")
                 self.cond.wait(left)
-        return (led - t0) * 1000, (oled - t0) * 1000
-
-
-def summary(values: list[float]) -> dict:
-    """median and p99 (ms) of ``values``."""
-    ordered = sorted(values)
-    return {"n": len(ordered), "median": statistics.median(ordered),
-            "p99": ordered[min(len(ordered) - 1, int(round(0.99 * len(ordered))) - 1)],
-            "max": ordered[-1]}
 
 
 # ------------------------------------------------------------------ a sensor on a pty
@@ -239,113 +313,182 @@ class PtySensor:
             os.close(fd)
 
 
-# ------------------------------------------------------------------ latency
-def latency(events: int, say) -> dict:
-    """Button, posted-frame and pty end-to-end latencies (ms) to the LED and OLED drivers."""
-    record, setup, ambiguous, buy = game_at_start()
-    home = frozenset({0})
-    work = Path(tempfile.mkdtemp(prefix="bench-service-"))
-    cfg = validate({"backend": "sim", "sensor": {"stable_ms": 20}}, "bench")
-    write_setup(work / "journal", setup)
-    holder: dict = {}
-    parts = build_parts(cfg, lambda e: holder["service"].post(e), time.monotonic)
-    if parts.sim_sensor is not None:            # the pty emulator below stands in for it
-        parts.sim_sensor.close()
-        parts.sim_sensor = None
-    rec = Recorder(parts)
-    service = Service(cfg, parts, work / "journal",
-                      deal=lambda game: (record.circle, record.blue or ()))
-    holder["service"] = service
-    service.start()
-    stable = cfg["sensor"]["stable_ms"]
-    results: dict = {}
-    try:
-        # ---- buttons: NEXT on the mock pin, timed from the release edge
-        pin = parts.pin_factory.pin(parts.buttons.pins["next"])
-        leds, oleds = [], []
+# ------------------------------------------------------------------ the live companion
+class Rig:
+    """One companion on the sim backend resumed at the bundled game's start, its
+    sensor emulated on a pty and read by the real :class:`SensorLink`."""
 
-        def lit(state, action):
-            if action is None or intents.why_not(state, action):
-                return frozenset()
-            return frozenset({intents.target_of(state, action)})
-        while len(leds) < events or len(oleds) < events:
-            state, options, chosen = service.call(
-                lambda: (service.ui.state, service.ui.options(), service.ui.selected()))
-            nxt = options[(options.index(chosen) + 1) % len(options) if chosen in options else 0]
-            whites = lit(state, nxt)
-            pin.drive_low()
-            time.sleep(0.022)                   # longer than the 20 ms debounce window
-            mark = rec.mark()
-            t0 = time.perf_counter()
-            pin.drive_high()
-            if whites != lit(state, chosen):    # the lit target changes: both outputs do
-                led, oled = rec.wait(mark, t0, whites)
-                leds.append(led)
-            else:                               # same target (or none): only the OLED card
-                oled = rec.wait(mark, t0, None)[1]
-            oleds.append(oled)
-            time.sleep(0.022)
-        leds, oleds = leds[:events], oleds[:events]
-        results["button"] = {"led": summary(leds), "oled": summary(oleds)}
-        say(f"  button press: {len(leds)} events")
-
-        # choose the buy (its target lit) so that the frames below change both outputs
-        while service.call(service.ui.selected) != buy:
-            pin.drive_low()
-            time.sleep(0.022)
-            pin.drive_high()
-            time.sleep(0.022)
-        target = frozenset({intents.target_of(service.call(lambda: service.ui.state), buy)})
-
-        def run_frames(send, label):
-            leds, oleds = [], []
-            for k in range(events):
-                away = k % 2 == 0
-                mark = rec.mark()
-                t0 = send(home | {ambiguous} if away else home)
-                led, oled = rec.wait(mark, t0, frozenset() if away else target)
-                leds.append(led)
-                oleds.append(oled)
-                mode = "confirm" if away else "turn"
-                deadline = time.monotonic() + 2
-                while service.status.mode != mode and time.monotonic() < deadline:
-                    time.sleep(0.0005)
-                time.sleep(0.005)
-            results[label] = {"led": summary(leds), "oled": summary(oleds)}
-            results[label + "_net"] = {"led": summary([v - stable for v in leds]),
-                                       "oled": summary([v - stable for v in oleds])}
-            say(f"  {label}: {len(leds)} events")
-
-        seq = iter(range(10**9))
-
-        def post(occupied):
-            t0 = time.perf_counter()
-            service.post(SensorOccupancy(frozenset(occupied), next(seq) % 65536, False,
-                                         time.monotonic()))
-            return t0
-        post(home)
-        time.sleep(0.1)
-        run_frames(post, "sensor_posted")
-
-        sensor = PtySensor(work / "sensor", 54, home)
-        link = SensorLink([str(work / "sensor")], 115200, service.post, time.monotonic, spaces=54)
-        link.start()
+    def __init__(self, stable_ms: int = 20):
+        self.record, setup = game_at_start()
+        self.work = Path(tempfile.mkdtemp(prefix="bench-service-"))
+        self.cfg = validate({"backend": "sim", "sensor": {"stable_ms": stable_ms}}, "bench")
+        self.stable = stable_ms / 1000
+        write_setup(self.work / "journal", setup)
+        self.rec = Recorder()
+        holder: dict = {}
+        self.parts = build_parts(self.cfg, lambda e: holder["service"].post(e), time.monotonic,
+                                 on_oled_frame=self.rec.on_oled, on_led_frame=self.rec.on_led)
+        if self.parts.sim_sensor is not None:   # the pty emulator below stands in for it
+            self.parts.sim_sensor.close()
+            self.parts.sim_sensor = None
+        self.service = Service(self.cfg, self.parts, self.work / "journal",
+                               deal=lambda game: (self.record.circle, self.record.blue or ()))
+        holder["service"] = self.service
+        self.service.start()
+        self.pin = self.parts.pin_factory.pin(self.parts.buttons.pins["next"])
+        self.sensor = PtySensor(self.work / "sensor", 54, frozenset({0}))
+        self.link = SensorLink([str(self.work / "sensor")], 115200, self.service.post,
+                               time.monotonic, spaces=54)
+        self.link.start()
         deadline = time.monotonic() + 5
-        while "sensor" in service.ui.warnings or link.stats().state != "online":
+        while "sensor" in self.service.ui.warnings or self.link.stats().state != "online":
             if time.monotonic() > deadline:
                 raise RuntimeError("the emulated sensor did not come online")
             time.sleep(0.01)
-        time.sleep(0.1)
+        self.settle_board()
+
+    def ask(self, fn):
+        """``fn()`` on the loop thread."""
+        return self.service.call(fn)
+
+    def game(self):
+        """(state, mover colour, selected action, mode) as the loop sees them."""
+        ui = self.service.ui
+        return self.ask(lambda: (ui.state, ui.session.setup.colours[ui.state.to_move]
+                                 if ui.state.to_move is not None else "", ui.selected(), ui.mode))
+
+    def board(self) -> frozenset:
+        """The spaces of both tokens in the game."""
+        return frozenset(p.position for p in self.ask(lambda: self.service.ui.state).players)
+
+    def settle_board(self) -> None:
+        """Put the tokens where the game has them and wait until that reading is judged."""
+        self.sensor.set(self.board())
+        time.sleep(self.stable + 0.03)
+
+    def press_next(self) -> float:
+        """A NEXT press; returns the time of the release edge (a press counts on release)."""
+        self.pin.drive_low()
+        time.sleep(0.022)                       # longer than the 20 ms debounce window
+        t0 = time.perf_counter()
+        self.pin.drive_high()
+        return t0
+
+    def close(self) -> None:
+        """Stop everything."""
+        self.link.stop()
+        self.sensor.close()
+        self.service.stop()
+        self.parts.close()
+
+
+def lit(state, action) -> frozenset:
+    """The target LED lit white for ``action`` (none when it cannot be taken)."""
+    if action is None or intents.why_not(state, action):
+        return frozenset()
+    return frozenset({intents.target_of(state, action)})
+
+
+def whites(frame) -> frozenset:
+    """Spaces lit white in an LED frame (map 0-53: LED n is space n)."""
+    return frozenset(i for i, rgb in enumerate(frame) if rgb == WHITE)
+
+
+def buttons(rig: Rig, events: int) -> tuple[list, list]:
+    """NEXT presses: release edge to the LED frame (when the lit target changes) and
+    to the OLED frame (the selected card), ms."""
+    leds, oleds = [], []
+    while len(oleds) < events:
+        state, _, chosen, _ = rig.game()
+        options = rig.ask(rig.service.ui.options)
+        nxt = options[(options.index(chosen) + 1) % len(options) if chosen in options else 0]
+        target = lit(state, nxt)
+        mark = rig.rec.mark()
+        t0 = rig.press_next()
+        wanted = (lambda f, w=target: whites(f) == w) if target != lit(state, chosen) else None
+        led, oled = rig.rec.wait(mark, t0, wanted, oled=True)
+        if led is not None:
+            leds.append((led - t0) * 1000)
+        oleds.append((oled - t0) * 1000)
+        time.sleep(0.022)
+    return leds, oleds
+
+
+def first_light(rig: Rig, events: int) -> list:
+    """The mover's token set down away from its space: CHG frame written on the pty
+    to the LED frame that shows it there, ms. Each is taken back well inside the
+    stable window, so no move is ever made."""
+    state, colour, _, _ = rig.game()
+    mover = state.players[state.to_move].position
+    other = state.players[1 - state.to_move].position
+    spaces = [s for s in range(1, 40) if s not in (mover, other)]
+    home = frozenset({mover, other})
+    out = []
+    for k in range(events):
+        space = spaces[k % len(spaces)]
+        mark = rig.rec.mark()
+        t0 = rig.sensor.set({other, space})
+        led, _ = rig.rec.wait(mark, t0, lambda f, s=space: f[s] == TOKEN_RGB[colour])
+        out.append((led - t0) * 1000)
+        mark = rig.rec.mark()
+        t1 = rig.sensor.set(home)
+        rig.rec.wait(mark, t1, lambda f, s=space: f[s] != TOKEN_RGB[colour])
+        time.sleep(0.002)
+    time.sleep(rig.stable + 0.03)
+    return out
+
+
+def accepted_turns(rig: Rig, turns: int) -> list:
+    """Moves made by the sensor alone: the mover advances past the other token (a
+    move needing no button when the Advance is chosen first). From the end of the
+    stable window to both the LED and the OLED frame of the new turn, ms."""
+    out = []
+    for _ in range(turns):
+        state, _, chosen, mode = rig.game()
+        if state.over or mode != "turn":
+            break
+        other = state.players[1 - state.to_move].position
+        target = min(other + 1, state.spec.last_space)
+        if target == other:                     # onto the other token at the end: a question
+            break
+        if len(rig.ask(lambda: intents.candidates_at(state, target))) > 1:
+            while not isinstance(rig.game()[2], Advance):   # choose it: no question asked
+                rig.press_next()
+                time.sleep(0.03)
+        count = rig.ask(lambda: len(rig.service.ui.session.groups))
+        mark = rig.rec.mark()
+        t0 = rig.sensor.set({other, target})
+        stable_end = t0 + rig.stable
+        # after the hand's frame nothing animates (the pulsing token is in the hand):
+        # the first LED frame after the window is the new turn's
+        led, oled = rig.rec.wait(mark, stable_end, lambda f: True, oled=True)
+        if rig.ask(lambda: len(rig.service.ui.session.groups)) != count + 1:
+            raise RuntimeError(f"the move to {target} was not taken: mode "
+                               f"{rig.game()[3]}, board {rig.service.status.lights}, "
+                               f"notice {rig.service.status.screen.notice!r}")
+        out.append((max(led, oled) - stable_end) * 1000)
+        time.sleep(0.01)
+    return out
+
+
+def live_figures(rounds: int, events: int, say) -> dict:
+    """Button, first-light and turn-accepted latencies over ``rounds`` fresh companions."""
+    got: dict = {"button_led": [], "button_oled": [], "first_light": [], "turn_accepted": []}
+    for r in range(rounds):
+        rig = Rig()
         try:
-            run_frames(sensor.set, "sensor_pty")
+            leds, oleds = buttons(rig, events)
+            got["button_led"].append(leds)
+            got["button_oled"].append(oleds)
+            while not isinstance(rig.game()[2], Buy):        # a card selected, target lit
+                rig.press_next()
+                time.sleep(0.03)
+            got["first_light"].append(first_light(rig, events))
+            got["turn_accepted"].append(accepted_turns(rig, 200))
         finally:
-            link.stop()
-            sensor.close()
-    finally:
-        service.stop()
-        parts.close()
-    results["stable_ms"] = stable
-    return results
+            rig.close()
+        say(f"  live round {r + 1}/{rounds}: {len(got['turn_accepted'][-1])} turns accepted")
+    return {key: over_rounds(value) for key, value in got.items()}
 
 
 # ------------------------------------------------------------------ the process
@@ -361,6 +504,13 @@ def _proc_cpu(pid: int) -> float:
     return total / 1e9
 
 
+def _proc_cpu_all(pid: int) -> float:
+    """CPU seconds used by ``pid`` since it started, threads that already ended
+    included (user + system time from ``stat``, in clock ticks of 10 ms)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _proc_status(pid: int, key: str) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(key + ":"):
@@ -369,41 +519,51 @@ def _proc_status(pid: int, key: str) -> float:
 
 
 def serve_idle(folder: str) -> int:
-    """(Child mode) the companion as ``run`` starts it, with the tokens placed on the
-    simulated board where the game says; prints "ready" and serves until stdin closes."""
+    """(Child mode) the companion as ``run`` starts it on ``folder``; with a game
+    there, the tokens are placed on the simulated board where the game says.
+    Prints a line when ready and serves until stdin closes."""
     from firmware_py.app import start_companion
     cfg = validate({"backend": "sim", "journal": {"dir": folder}}, "bench")
     companion = start_companion(cfg)
     state = companion.service.call(lambda: companion.service.ui.state)
-    companion.parts.sim_sensor.command("reset", tokens=[p.position for p in state.players])
-    companion.parts.sim_sensor.sync()
+    if state is not None:
+        companion.parts.sim_sensor.command("reset", tokens=[p.position for p in state.players])
+        companion.parts.sim_sensor.sync()
     print(json.dumps({"ready": True, "sensor_pid": companion.parts.sim_sensor.proc.pid}), flush=True)
     sys.stdin.read()
     companion.close()
     return 0
 
 
-def idle(seconds: float, say) -> dict:
-    """CPU share and memory of an idle companion process (a game in progress)."""
-    _, setup, _, _ = game_at_start()
+def idle(rounds: int, seconds: float, in_game: bool, say) -> dict:
+    """CPU share of an idle companion process over ``rounds`` windows of ``seconds``:
+    a game in progress (the active token pulses) or the first set-up question
+    (nothing animates); and its memory."""
+    _, setup = game_at_start()
     work = Path(tempfile.mkdtemp(prefix="bench-idle-"))
-    write_setup(work, setup)
+    if in_game:
+        write_setup(work, setup)
     proc = subprocess.Popen([sys.executable, __file__, "--serve-idle", str(work)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    shares, sensor = [], []
     try:
         hello = json.loads(proc.stdout.readline())
         time.sleep(2.0)                                  # settle: link online, board judged
-        cpu0, sensor0, t0 = _proc_cpu(proc.pid), _proc_cpu(hello["sensor_pid"]), time.monotonic()
-        say(f"  idle: measuring {seconds:g} s")
-        time.sleep(seconds)
-        cpu1, sensor1, t1 = _proc_cpu(proc.pid), _proc_cpu(hello["sensor_pid"]), time.monotonic()
-        out = {"cpu_pct": 100 * (cpu1 - cpu0) / (t1 - t0),
-               "sim_sensor_cpu_pct": 100 * (sensor1 - sensor0) / (t1 - t0),
-               "rss_mb": _proc_status(proc.pid, "VmRSS"), "peak_rss_mb": _proc_status(proc.pid, "VmHWM"),
+        for _ in range(rounds):
+            cpu0, sim0, t0 = _proc_cpu(proc.pid), _proc_cpu(hello["sensor_pid"]), time.monotonic()
+            time.sleep(seconds)
+            cpu1, sim1, t1 = _proc_cpu(proc.pid), _proc_cpu(hello["sensor_pid"]), time.monotonic()
+            shares.append(100 * (cpu1 - cpu0) / (t1 - t0))
+            sensor.append(100 * (sim1 - sim0) / (t1 - t0))
+        out = {"pct": statistics.median(shares), "lo": min(shares), "hi": max(shares),
+               "rounds": rounds, "seconds": seconds, "sim_sensor_pct": statistics.median(sensor),
+               "rss_mb": _proc_status(proc.pid, "VmRSS"),
+               "peak_rss_mb": _proc_status(proc.pid, "VmHWM"),
                "threads": len(os.listdir(f"/proc/{proc.pid}/task"))}
     finally:
         proc.stdin.close()
         proc.wait(10)
+    say(f"  idle {'pulsing' if in_game else 'still'}: {rounds} x {seconds:g} s")
     return out
 
 
@@ -434,10 +594,16 @@ def fill_history(folder: Path, games: int) -> None:
         index.upsert(rows[0], rows=rows)
 
 
-def ready_time(runs: int, say, games: int = 0) -> dict:
-    """Seconds from starting ``patchwork-companion run`` to READY=1 (default sim config),
+def ready_time(runs: int, backend: str, say, games: int = 0) -> dict:
+    """Seconds from starting ``patchwork-companion run`` to READY=1 on ``backend``
+    ("sim": the default config; "pi": the Pi's config, whose parts are absent here),
     with ``games`` finished games in the history."""
-    times, peaks = [], []
+    import compileall
+    import firmware_py
+    # bytecode as an installed package has it (pip compiles it at install time; a source
+    # tree run with PYTHONDONTWRITEBYTECODE would compile every module on each start)
+    compileall.compile_dir(str(Path(firmware_py.__file__).parent), quiet=1)
+    times, cpus, peaks = [], [], []
     prepared = Path(tempfile.mkdtemp(prefix="bench-store-")) / "patchwork-companion"
     prepared.mkdir()
     if games:
@@ -447,19 +613,24 @@ def ready_time(runs: int, say, games: int = 0) -> dict:
         work = Path(tempfile.mkdtemp(prefix="bench-ready-"))
         if games:
             os.symlink(prepared, work / "patchwork-companion")
-        name = f"bench-ready-{os.getpid()}-{n}"
+        name = f"bench-ready-{os.getpid()}-{backend}-{games}-{n}"
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         sock.bind("\0" + name)
         sock.settimeout(20)
         env = dict(os.environ, NOTIFY_SOCKET="@" + name, XDG_STATE_HOME=str(work))
         exe = Path(sys.executable).with_name("patchwork-companion")
         cmd = [str(exe), "run"] if exe.exists() else [sys.executable, "-m", "firmware_py.cli", "run"]
+        if backend == "pi":
+            config = work / "pi.toml"
+            config.write_text('backend = "pi"\n[sensor]\nports = []\n')
+            cmd += ["--config", str(config)]
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             while b"READY=1" not in sock.recv(4096):
                 pass
             times.append(time.perf_counter() - t0)
+            cpus.append(_proc_cpu_all(proc.pid))   # CPU it used so far: less shaken by load
             time.sleep(1.0)
             peaks.append(_proc_status(proc.pid, "VmHWM"))
         finally:
@@ -467,8 +638,9 @@ def ready_time(runs: int, say, games: int = 0) -> dict:
             proc.wait(10)
             sock.close()
     shutil.rmtree(prepared.parent, ignore_errors=True)
-    say(f"  ready: {runs} starts with {games} games")
-    return {"median_s": statistics.median(times), "max_s": max(times), "runs": runs,
+    say(f"  ready ({backend}): {runs} starts with {games} games")
+    return {"median_s": statistics.median(times), "lo": min(times), "hi": max(times),
+            "max_s": max(times), "cpu_s": statistics.median(cpus), "runs": runs,
             "peak_rss_mb": max(peaks), "median_rss_mb": statistics.median(peaks), "games": games}
 
 
@@ -484,51 +656,64 @@ def ready_lines(empty: dict, full: dict) -> list[str]:
 
 
 # ------------------------------------------------------------------ report
-def report(m: dict, lat: dict, idle_: dict, ready: dict) -> list[str]:
-    """The figures as printed lines."""
+def report(m: dict, oled: dict, live: dict, pulsing: dict, still: dict, ready: dict,
+           ready_pi: dict) -> list[str]:
+    """The figures as printed lines, each starting with its fixed label."""
     def ok(value, target):
-        return "ok" if value < target else "MISSED"
-    lines = [f"machine: {m['nproc']} CPUs, {m['cpu']}, Python {m['python']}, {m['system']}",
-             "", f"{'latency (ms), to the driver':44s} {'LED med':>8s} {'LED p99':>8s} "
-             f"{'OLED med':>9s} {'OLED p99':>9s}  n"]
-    names = {"button": "button press (mock pin release edge)",
-             "sensor_posted": "sensor frame posted, from the frame",
-             "sensor_posted_net": "  ... from the end of the stable window",
-             "sensor_pty": "sensor frame over the pty, from the write",
-             "sensor_pty_net": "  ... from the end of the stable window"}
-    for key, name in names.items():
-        r = lat[key]
-        lines.append(f"{name:44s} {r['led']['median']:8.2f} {r['led']['p99']:8.2f} "
-                     f"{r['oled']['median']:9.2f} {r['oled']['p99']:9.2f}  {r['led']['n']}")
-    lines.append(f"(sensor.stable_ms = {lat['stable_ms']} here; the default 150 ms adds 130 ms "
-                 f"to every 'from the frame' figure by design)")
-    worst_led = max(lat[k]["led"]["p99"] for k in ("button", "sensor_posted_net", "sensor_pty_net"))
-    worst_oled = max(lat[k]["oled"]["p99"] for k in ("button", "sensor_posted_net", "sensor_pty_net"))
-    lines += ["",
-              f"LED frame p99 (worst of the three)     {worst_led:7.2f} ms   target < "
-              f"{TARGETS['led_p99_ms']} ms   {ok(worst_led, TARGETS['led_p99_ms'])}",
-              f"OLED frame p99 (worst of the three)    {worst_oled:7.2f} ms   target < "
-              f"{TARGETS['oled_p99_ms']} ms   {ok(worst_oled, TARGETS['oled_p99_ms'])}",
-              f"idle CPU, service process             {idle_['cpu_pct']:7.2f} %    target < "
-              f"{TARGETS['idle_cpu_pct']} %    {ok(idle_['cpu_pct'], TARGETS['idle_cpu_pct'])}"
-              f"   (simulated sensor process: {idle_['sim_sensor_cpu_pct']:.2f} %)",
-              f"peak RSS (VmHWM), idle companion      {idle_['peak_rss_mb']:7.1f} MB   target < "
-              f"{TARGETS['rss_mb']} MB   {ok(idle_['peak_rss_mb'], TARGETS['rss_mb'])}"
-              f"   (run, 1 s after ready: {ready['peak_rss_mb']:.1f} MB; "
-              f"{idle_['threads']} threads)",
-              f"process start to READY=1 (median)     {ready['median_s']:7.2f} s    target < "
-              f"{TARGETS['ready_s']} s    {ok(ready['median_s'], TARGETS['ready_s'])}"
-              f"   (max of {ready['runs']}: {ready['max_s']:.2f} s)"]
+        return "ok" if value <= target else "MISSED"
+
+    def lat(label: str, r: dict, target: str = "") -> str:
+        return (f"{label} {r['p50']:.2f} / {r['p99']:.2f} ms   (median of {r['rounds']} rounds "
+                f"of {r['n']}+; p50 {r['p50_lo']:.2f}..{r['p50_hi']:.2f}, "
+                f"p99 {r['p99_lo']:.2f}..{r['p99_hi']:.2f})" + (f"   {target}" if target else ""))
+    a, b = oled["ssd1306"], oled["sh1106"]
+    turn_pct = 100 * a["turn_mean"] / a["full"]
+    cursor_pct = 100 * a["cursor_mean"] / a["full"]
+    cpu = oled["cpu"]
+    lines = [
+        f"machine: {m['nproc']} CPUs, {m['cpu']}, Python {m['python']}, {m['system']}", "",
+        f"oled bytes per turn update: {a['turn_mean']:.0f} B = {turn_pct:.1f} % of a full frame "
+        f"({a['full']} B), SSD1306, mean of {oled['turn_updates']} turns of a game (max "
+        f"{a['turn_max']} B; SH1106 {b['turn_mean']:.0f} B = {100 * b['turn_mean'] / b['full']:.1f} %"
+        f" of {b['full']} B)   target <= {TARGETS['turn_update_pct']:g} %   "
+        f"{ok(turn_pct, TARGETS['turn_update_pct'])}",
+        f"oled bytes per cursor move: {a['cursor_mean']:.0f} B = {cursor_pct:.1f} % of a full "
+        f"frame, SSD1306, mean of {oled['cursor_moves']} NEXT presses on turn screens (max "
+        f"{a['cursor_max']} B; SH1106 {b['cursor_mean']:.0f} B = "
+        f"{100 * b['cursor_mean'] / b['full']:.1f} %)   target <= {TARGETS['cursor_pct']:g} %   "
+        f"{ok(cursor_pct, TARGETS['cursor_pct'])}",
+        lat("oled cpu per frame p50/p99:", cpu, f"(render + display) target p50 <= "
+            f"{TARGETS['oled_cpu_ms']} ms   {ok(cpu['p50'], TARGETS['oled_cpu_ms'])}"),
+        lat("button to led p50/p99:", live["button_led"]),
+        lat("button to oled p50/p99:", live["button_oled"]),
+        lat("first light p50/p99:", live["first_light"], "(sensor frame on the pty to the LED "
+            "frame showing the token; within one LED frame)"),
+        lat("turn accepted p50/p99:", live["turn_accepted"], "(end of the stable window to "
+            "LED and OLED frames; rules step and journal fsync included)"),
+        f"idle cpu pulsing: {pulsing['pct']:.3f} % of a core   (median of {pulsing['rounds']} x "
+        f"{pulsing['seconds']:g} s, {pulsing['lo']:.3f}..{pulsing['hi']:.3f}; simulated sensor "
+        f"process {pulsing['sim_sensor_pct']:.3f} %)   target <= {TARGETS['idle_pulsing_pct']} %"
+        f"   {ok(pulsing['pct'], TARGETS['idle_pulsing_pct'])}",
+        f"idle cpu still: {still['pct']:.3f} % of a core   (median of {still['rounds']} x "
+        f"{still['seconds']:g} s, {still['lo']:.3f}..{still['hi']:.3f}; nothing animates: no "
+        f"LED frames, the loop and sensor link wake for the sensor's heartbeat only)",
+        f"ready: {ready['median_s']:.3f} s   (median of {ready['runs']} starts of "
+        f"'patchwork-companion run', sim backend, {ready['lo']:.3f}..{ready['hi']:.3f}, "
+        f"CPU {ready['cpu_s']:.3f} s; pi backend here, its parts absent: "
+        f"{ready_pi['median_s']:.3f} s, CPU {ready_pi['cpu_s']:.3f} s)   target <= "
+        f"{TARGETS['ready_s']} s   {ok(ready['median_s'], TARGETS['ready_s'])}",
+        f"peak memory (VmHWM): {pulsing['peak_rss_mb']:.1f} MB with a game in progress, "
+        f"{pulsing['threads']} threads; 'run' 1 s after ready: {ready['peak_rss_mb']:.1f} MB"]
     return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run every measurement and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--events", type=int, default=1000, help="events per latency figure")
-    parser.add_argument("--idle-seconds", type=float, default=30.0)
-    parser.add_argument("--ready-runs", type=int, default=5)
-    parser.add_argument("--quick", action="store_true", help="200 events, 5 s idle, 2 starts")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds per figure (>= 5 advised)")
+    parser.add_argument("--events", type=int, default=200, help="events per round")
+    parser.add_argument("--idle-seconds", type=float, default=6.0, help="seconds per idle round")
+    parser.add_argument("--quick", action="store_true", help="3 rounds of 50 events, 3 s idle")
     parser.add_argument("--json", action="store_true", help="also print the raw figures as JSON")
     parser.add_argument("--history-games", type=int, default=10000,
                         help="finished games in the history for the second start-up figure")
@@ -538,30 +723,37 @@ def main(argv: list[str] | None = None) -> int:
     if args.serve_idle:
         return serve_idle(args.serve_idle)
     if args.quick:
-        args.events, args.idle_seconds, args.ready_runs = 200, 5.0, 2
+        args.rounds, args.events, args.idle_seconds = 3, 50, 3.0
 
     began = time.monotonic()
 
     def say(text):
         print(f"[{time.monotonic() - began:6.1f} s] {text}", file=sys.stderr, flush=True)
     m = machine()
+    runs = max(args.rounds, 5)
     if args.ready_only:
         say("start-up ...")
-        empty = ready_time(args.ready_runs, say)
-        full = ready_time(args.ready_runs, say, args.history_games)
+        empty = ready_time(runs, "sim", say)
+        full = ready_time(runs, "sim", say, args.history_games)
         print("\n".join([f"machine: {m['nproc']} CPUs, {m['cpu']}, Python {m['python']}, "
                          f"{m['system']}"] + ready_lines(empty, full)))
         return 0
-    say("latency ...")
-    lat = latency(args.events, say)
+    say("oled ...")
+    oled = oled_figures(args.rounds, say)
+    say("live companion ...")
+    live = live_figures(args.rounds, args.events, say)
     say("idle ...")
-    idle_ = idle(args.idle_seconds, say)
+    pulsing = idle(args.rounds, args.idle_seconds, True, say)
+    still = idle(args.rounds, args.idle_seconds, False, say)
     say("start-up ...")
-    ready = ready_time(args.ready_runs, say)
-    full = ready_time(args.ready_runs, say, args.history_games)
-    print("\n".join(report(m, lat, idle_, ready) + ready_lines(ready, full)))
+    ready = ready_time(runs, "sim", say)
+    ready_pi = ready_time(runs, "pi", say)
+    full = ready_time(runs, "sim", say, args.history_games)
+    print("\n".join(report(m, oled, live, pulsing, still, ready, ready_pi)
+                    + ready_lines(ready, full)))
     if args.json:
-        print(json.dumps({"machine": m, "latency": lat, "idle": idle_, "ready": ready,
+        print(json.dumps({"machine": m, "oled": oled, "live": live, "idle_pulsing": pulsing,
+                          "idle_still": still, "ready": ready, "ready_pi": ready_pi,
                           "ready_with_history": full}))
     return 0
 

@@ -22,6 +22,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Callable
@@ -31,6 +32,7 @@ from .rules import replay
 from .store import History, StoreError, new_game_id
 
 LOG = logging.getLogger(__name__)
+_SAFE_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,63}")   # a record file name, as new_game_id
 RETRY_S = 2.0          # a refused write (journal, snapshot, record) is tried again this often
 
 
@@ -100,6 +102,12 @@ class Keeper:
         if body.get("kind") == "setup":
             self.ui.warnings.pop("journal damage", None)     # said for the game it concerned
         if self.failing:
+            # the line went in; caught up only once the snapshot (refused before) does too
+            try:
+                self.journal.flush_snapshot()
+            except JournalError as exc:
+                self._refused(exc)
+                raise
             LOG.warning("journal in %s writable again: caught up", self.folder)
             self.failing = False
         return seq
@@ -135,7 +143,7 @@ class Keeper:
             except JournalError as exc:
                 self._refused(exc)
                 self.touch()
-                self.ui.warnings["journal"] = f"{exc.reason}: no snapshot ({self.folder})"
+                self.ui.warnings["journal"] = exc.notice     # "not saving: disk full (/folder)"
         if self.retry_at is not None and now >= self.retry_at:
             self.catch_up(now)
 
@@ -172,11 +180,12 @@ class Keeper:
 
     # ----- records --------------------------------------------------------------------------
     def game_id(self, entries: list[dict] | None = None) -> str:
-        """The id of the game the journal holds (a game journaled before ids were given
-        gets one derived from its setup, the same after every restart)."""
+        """The id of the game the journal holds (a game journaled before ids were given, or
+        whose id is not a safe file name, gets one derived from its setup, the same after
+        every restart); it names the record file, so it never holds "/" or ".."."""
         entries = self.journal.entries if entries is None else entries
         setup = entries[0] if entries and entries[0].get("kind") == "setup" else {}
-        if isinstance(setup.get("id"), str) and setup["id"]:
+        if isinstance(setup.get("id"), str) and _SAFE_ID.fullmatch(setup["id"]):
             return setup["id"]
         digest = hashlib.sha1(json.dumps(setup, sort_keys=True).encode()).hexdigest()[:12]
         return f"game-{digest}"
@@ -214,7 +223,7 @@ class Keeper:
             self.ui.saved_to = str(self.history.ensure(game_id, lambda: self.record(session)))
         except OSError as exc:
             self._unsaved[game_id] = self.record(session)
-            self.ui.warnings["record"] = f"record not saved: {reason_of(exc)}"
+            self.ui.warnings["record"] = self._record_notice(exc)
             self.retry_at = self.clock() + RETRY_S
         except Exception as exc:  # noqa: BLE001  sqlite3 or a record that does not replay
             self._index_failed(game_id, self.record(session), exc)
@@ -222,8 +231,9 @@ class Keeper:
 
     def save_record(self, session) -> str:
         """File the finished game into the history (its record, then its index row); returns
-        where the record is. Raises OSError when the record cannot be written: the game is
-        kept and filed by itself once the disk takes writes."""
+        where the record is, or "" when the disk refused the record: the OLED then says
+        "record not saved: <why> (<records folder>)" and the game is kept and filed by
+        itself once the disk takes writes."""
         game_id = self.game_id()
         record = self.record(session)
         try:
@@ -233,10 +243,16 @@ class Keeper:
             self.retry_at = self.clock() + RETRY_S
             LOG.error("cannot save the record of game %s in %s: %s; kept in memory, tried again "
                       "every %.0f s", game_id, self.history.records, exc, RETRY_S)
-            raise
+            self.ui.warnings["record"] = self._record_notice(exc)
+            return ""
         except Exception as exc:  # noqa: BLE001  sqlite3 or a record that does not replay
             self._index_failed(game_id, record, exc)
             return str(self.history.record_path(game_id))
+
+    def _record_notice(self, exc: OSError) -> str:
+        """The OLED text for a refused record, e.g. "record not saved: disk full
+        (/var/lib/patchwork-companion/records)"."""
+        return f"record not saved: {reason_of(exc)} ({self.history.records})"
 
     def _index_failed(self, game_id: str, record, exc: Exception) -> None:
         """The record is saved; only its index row is missing (tried again; or `history

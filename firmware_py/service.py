@@ -29,8 +29,7 @@ from .hw.parts import Animation, RawButton
 from .hw.sensor_link import SensorOccupancy, SensorStatus
 from .keeper import Keeper
 from .rules import deal as deal_circle, load_spec
-from .view.leds import LedLayout, led_frame, next_change
-from .view.oled import Pager
+from .view.leds import Hand, LedFrames, LedLayout, hand_of
 
 LOG = logging.getLogger(__name__)
 
@@ -99,6 +98,8 @@ class Service:
         self._thread: threading.Thread | None = None
         self._last_screen: Screen | None = None
         self._last_lights: Lights | None = None
+        self._last_hand: Hand | None = None
+        self._reading: frozenset[int] | None = None   # the sensor's latest spaces, stable or not
         self._last_verdict = None
         self._changed = True          # the UI may have changed: rebuild screen and lights
         self._expect = None           # the UI's expectation, kept until the UI changes
@@ -226,12 +227,12 @@ class Service:
         self._tick(now)
 
     # ----- the loop's work ---------------------------------------------------------------
-    def _timeout(self, now: float) -> float:
+    def _timeout(self, now: float) -> float | None:
         deadlines = [self.buttons.next_deadline(), self.watch.next_deadline(now),
                      self._next_watchdog if self._watchdog_period() else None, self.keeper.retry_at]
         due = [d - now for d in deadlines if d is not None]
         due += [h for h in (p.hang_in() for p in self._outputs()) if h is not None]
-        return max(0.0, min(due)) if due else 1.0
+        return max(0.0, min(due)) if due else None    # nothing due: sleep until an event
 
     def _touch(self) -> None:
         """The UI may have changed: the next refresh rebuilds the screen and the lights
@@ -240,12 +241,17 @@ class Service:
         self._expect = None
 
     def _handle(self, event, now: float) -> None:
+        if isinstance(event, SensorOccupancy):
+            spaces = self._spaces(event.occupied)
+            if spaces == self._reading:     # a heartbeat repeating the board: nothing to do
+                return
+            self._reading = spaces          # lit at once (the hand), judged once stable
         self._touch()
         if isinstance(event, RawButton):
             for gesture in self.buttons.edge(event.button, event.pressed, event.at):
                 self.ui.gesture(gesture)
         elif isinstance(event, SensorOccupancy):
-            self.watch.reading(self._spaces(event.occupied), now)
+            self.watch.reading(self._reading, now)
         elif isinstance(event, SensorStatus):
             self.ui.sensor_status(event.online, event.reason)
             if not event.online:
@@ -253,6 +259,7 @@ class Service:
                 # not become "stable" by time alone; the snapshot after the link is back will
                 # be judged afresh (a consumed reading stays consumed)
                 self.watch.occupied = None
+                self._reading = None
             if event.online and event.degraded:      # warn before the link is declared dead
                 self.ui.warnings["sensor link"] = "sensor link errors"
             else:
@@ -299,34 +306,31 @@ class Service:
         self._changed = False
         screen = build_screen(self.ui)
         lights = build_lights(self.ui)
+        hand = hand_of(lights, self._reading)
         led_ticket = None
-        if force or lights != self._last_lights:
-            led_ticket = self._show_leds(lights)
+        if force or lights != self._last_lights or hand != self._last_hand:
+            led_ticket = self._show_leds(lights, hand)
         if force or screen != self._last_screen:
             self._last_screen = screen
             if self.parts.oled is not None:
                 after = (self.parts.strip, led_ticket) if led_ticket is not None else None
                 # drawn on the OLED's thread, after the LED frame went out: the loop and
                 # the strip never wait for the image
-                pager = Pager(screen)       # a screen too full for once alternates pages
+                pager = _LazyPager(screen)  # a screen too full for once alternates pages
                 self.parts.oled.submit(Animation(pager.frame, pager.next_at), after)
         self._publish(screen, lights)           # after every rebuild: what is shown now
 
-    def _show_leds(self, lights: Lights) -> int | None:
-        """Hand new lights to the strip's output thread, which draws their first frame at
-        once and then animates them (pulse, blink, chase) at up to ``leds.fps`` frames
-        a second while they change; returns the first frame's ticket (None: no strip)."""
-        self._last_lights = lights
+    def _show_leds(self, lights: Lights, hand: Hand | None) -> int | None:
+        """Hand new lights (and the token in the hand, lit before its reading is stable)
+        to the strip's output thread, which draws their first frame at once and then
+        animates them (pulse, blink, chase; at most ``leds.fps`` frames a second, frames
+        computed once per slot, drawn only when they change); returns the first
+        frame's ticket (None: no strip)."""
+        self._last_lights, self._last_hand = lights, hand
         if self.parts.strip is None:
             return None
-        layout = self._layout(lights.last_space)
-        period = 1.0 / self.cfg["leds"]["fps"]
-
-        def next_at(t: float) -> float | None:
-            """When the LED frame next changes after ``t`` (seconds), at most ``fps`` frames a second."""
-            due = next_change(lights, t)
-            return None if due is None else max(due, t + period)
-        return self.parts.strip.submit(Animation(lambda t: led_frame(lights, t, layout), next_at))
+        frames = LedFrames(lights, self._layout(lights.last_space), hand, self.cfg["leds"]["fps"])
+        return self.parts.strip.submit(Animation(frames.render, frames.next_at))
 
     def _outputs(self) -> list:
         return [p for p in (self.parts.strip, self.parts.oled) if p is not None]
@@ -373,6 +377,30 @@ class Service:
         if period and now >= self._next_watchdog:
             self.notifier.watchdog()
             self._next_watchdog = now + period
+
+class _LazyPager:
+    """The OLED pages of ``screen`` (``view.oled.Pager``), made on the OLED's thread at
+    its first frame: the fonts and the drawing code are not needed to start without an
+    OLED, nor before the first frame."""
+
+    def __init__(self, screen: Screen):
+        self.screen = screen
+        self._pager = None
+
+    def _get(self):
+        if self._pager is None:
+            from .view.oled import Pager
+            self._pager = Pager(self.screen)
+        return self._pager
+
+    def frame(self, now: float):
+        """The image shown at ``now`` (see ``Pager.frame``)."""
+        return self._get().frame(now)
+
+    def next_at(self, now: float) -> float | None:
+        """When the next page is due, or None (see ``Pager.next_at``)."""
+        return self._get().next_at(now)
+
 
 
 def _random_deal(game: str):

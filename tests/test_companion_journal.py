@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -146,6 +147,43 @@ def test_damaged_bytes_go_to_quarantine_and_are_never_overwritten(tmp_path):
     assert moves(Journal(tmp_path).load()) == list(range(6))
 
 
+def _damage_line(folder: Path, index: int, text: bytes) -> bytes:
+    lines = lines_of(folder)
+    lines[index] = text
+    put_lines(folder, lines)
+    return (folder / "journal.jsonl").read_bytes()
+
+
+def test_without_hard_links_the_damaged_bytes_are_copied_aside(tmp_path, monkeypatch):
+    """A journal on a FAT card (no hard links: EPERM) still repairs: the damaged file is
+    copied into quarantine (not lost, not overwritten) and the game is written again."""
+    write_game(tmp_path, 4)
+    damaged = _damage_line(tmp_path, 2, b"{garbage")
+    j = Journal(tmp_path)
+    j.load()
+    monkeypatch.setattr(J, "os", FailingOs(errno.EPERM, "link"))
+    j.append({"kind": "turn", "moves": [4]})
+    assert (tmp_path / "quarantine" / "q-0001-journal.jsonl").read_bytes() == damaged
+    assert moves(Journal(tmp_path).load()) == list(range(5)) and not j.pending
+
+
+def test_a_quarantine_folder_that_cannot_be_used_does_not_stop_the_journal(tmp_path):
+    """``quarantine`` taken by a file (or owned by another user): the damaged bytes are kept
+    next to the journal instead, the log says where, and writing goes on."""
+    write_game(tmp_path, 4)
+    damaged = _damage_line(tmp_path, 2, b"{garbage")
+    (tmp_path / "quarantine").write_bytes(b"not a folder")
+    j = Journal(tmp_path)
+    j.load()
+    moved = j.catch_up()
+    kept = tmp_path / "q-0001-journal.jsonl"
+    assert moved == [f"{tmp_path / 'journal.jsonl'}: its bytes are kept in {kept}"]
+    assert kept.read_bytes() == damaged and not j.pending
+    j.append({"kind": "turn", "moves": [4]})
+    assert moves(Journal(tmp_path).load()) == list(range(5))
+    assert (tmp_path / "quarantine").read_bytes() == b"not a folder"
+
+
 def test_every_truncation_point_keeps_exactly_the_complete_entries(tmp_path):
     """A power cut can stop the last write at any byte: each cut keeps the entries that
     were complete (plus a last line missing only its line end) and never more."""
@@ -161,6 +199,9 @@ def test_every_truncation_point_keeps_exactly_the_complete_entries(tmp_path):
         assert len(loaded.entries) == complete, cut
         assert bool(loaded.problems) == (cut not in ends), cut
         assert not loaded.lost, cut
+        if loaded.skipped:                           # where play goes on is said too
+            assert loaded.notice.endswith(f"skipped (line {complete + 1}); resumed at turn "
+                                          f"{complete - 1}"), (cut, loaded.notice)
 
 
 def test_deeply_nested_json_in_a_line_is_a_skipped_line(tmp_path):
@@ -197,10 +238,98 @@ def test_zero_length_or_nul_files_lose_nothing_another_file_holds(
     if journal_damage == "intact" or snapshot_damage == "intact":
         assert moves(loaded) == list(range(12))
         assert bool(loaded.problems) == ((journal_damage, snapshot_damage) != ("intact", "intact"))
+        if loaded.problems:                          # nothing lost: no "bad entry skipped"
+            assert loaded.notice == "journal repaired; resumed at turn 12"
+            assert len(loaded.problems) == 1 and "bytes)" in loaded.problems[0] \
+                or "empty" in loaded.problems[0]
     else:                                            # nothing left: said, never silent
         assert loaded.entries == [] and loaded.notice == "journal damaged: no game to resume"
     if loaded.problems:
         assert loaded.notice
+
+
+def test_a_missing_journal_is_rewritten_whole_so_the_snapshot_is_never_the_only_copy(tmp_path):
+    """The journal's directory entry lost (the snapshot intact): the next turn rewrites the
+    whole game into the journal, so a later damaged snapshot still loses nothing."""
+    write_game(tmp_path, 6)
+    (tmp_path / "journal.jsonl").unlink()
+    j = Journal(tmp_path)
+    loaded = j.load()
+    assert moves(loaded) == list(range(6))
+    assert loaded.problems == [f"{tmp_path / 'journal.jsonl'}: missing, though the snapshot "
+                               f"holds a game"]
+    assert loaded.notice == "journal repaired; resumed at turn 6"
+    j.append({"kind": "turn", "moves": [6]})
+    j.flush_snapshot()
+    (tmp_path / "snapshot.json").write_bytes(b"")
+    assert moves(Journal(tmp_path).load()) == list(range(7))
+
+
+@pytest.mark.parametrize("how", ["folder removed", "file emptied"])
+def test_a_journal_gone_during_play_is_written_again_whole(tmp_path, how):
+    """The folder removed (or the file emptied) under a running game: the next turn writes
+    the whole game again, so the journal alone still holds it, and the log says so."""
+    folder = tmp_path / "journal"
+    j = write_game(folder, 4)
+    if how == "folder removed":
+        shutil.rmtree(folder)
+    else:
+        (folder / "journal.jsonl").write_bytes(b"")
+    j.append({"kind": "turn", "moves": [4]})
+    assert j.take_moved() == [f"{folder / 'journal.jsonl'}: gone or emptied while in use "
+                              f"(folder removed?); written again whole from memory"]
+    (folder / "snapshot.json").unlink(missing_ok=True)
+    assert moves(Journal(folder).load()) == list(range(5))
+
+
+def test_a_line_with_a_huge_seq_is_reported_without_walking_the_span(tmp_path):
+    """A line in the old checksum format (which does not cover ``seq``) with a huge seq:
+    start-up counts what is lost without a step, or a list entry, per missing seq (a seq of
+    10**11 hung the start for good)."""
+    import tracemalloc
+    write_game(tmp_path, 5)
+    (tmp_path / "snapshot.json").unlink()
+    body = {"kind": "turn", "moves": [77]}
+    with open(tmp_path / "journal.jsonl", "ab") as fh:
+        fh.write(json.dumps({"seq": 2_000_006, "crc": J._legacy_crc(body), "body": body})
+                 .encode() + b"\n")
+    tracemalloc.start()
+    try:
+        loaded = Journal(tmp_path).load()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert moves(loaded) == list(range(5))
+    assert loaded.lost == "turns 6-2000005 lost; resumed at turn 5"
+    assert peak < 2_000_000, peak                # bytes: one list entry per seq would be 16 MB
+
+
+def test_a_journal_of_the_old_design_is_rewritten_with_the_game_in_progress_only(tmp_path):
+    """A journal that kept every game (older versions) is read once: the game in progress
+    resumes, the file is kept in quarantine and rewritten with that game alone, so the
+    next start reads one game."""
+    lines, prev, seq = [], None, 0
+    for game in range(3):
+        for body in [{"kind": "setup", "setup": {"n": game}}] + \
+                    [{"kind": "turn", "moves": [i]} for i in range(4 + game)]:
+            seq += 1
+            lines.append(J._line(seq, body, prev))
+            prev = (seq, body)
+    old = b"".join(lines)
+    (tmp_path / "journal.jsonl").write_bytes(old)
+    j = Journal(tmp_path)
+    loaded = j.load()
+    assert moves(loaded) == list(range(6)) and loaded.notice == ""
+    assert j.catch_up() == [
+        f"{tmp_path / 'journal.jsonl'}: holds 2 earlier games (a journal of an older version); "
+        f"it is rewritten with the game in progress only",
+        f"{tmp_path / 'journal.jsonl'}: its bytes are kept in "
+        f"{tmp_path / 'quarantine' / 'q-0001-journal.jsonl'}"]
+    assert (tmp_path / "quarantine" / "q-0001-journal.jsonl").read_bytes() == old
+    assert len(lines_of(tmp_path)) == 7
+    (tmp_path / "snapshot.json").unlink()
+    again = Journal(tmp_path).load()
+    assert moves(again) == list(range(6)) and not again.problems
 
 
 def test_a_stale_snapshot_and_a_destroyed_journal_block_say_which_turns_were_lost(tmp_path):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -212,6 +213,29 @@ def test_a_power_cut_between_the_end_and_the_record_files_the_game_on_restart(tm
         assert [r["id"] for r in index.games()] == [saved.stem]
 
 
+@pytest.mark.parametrize("bad_id", ["../../escaped", "a/b", "", 7, "x" * 300])
+def test_a_journal_whose_game_id_is_no_file_name_files_the_game_inside_records(tmp_path, bad_id):
+    """The game id names the record file: one from a hand-edited journal that is a path, too
+    long, or not text is replaced by one derived from the setup; nothing is written outside
+    ``records/``."""
+    folder = tmp_path / "journal"
+    finish(folder)
+    entries = Journal(folder).load().entries
+    entries[0] = {**entries[0], "id": bad_id}
+    shutil.rmtree(folder)
+    forged = Journal(folder)
+    for body in entries:
+        forged.append(body)
+    service = service_for(folder, EXPRESS_RECORD)
+    try:
+        saved = Path(service.call(lambda: service.ui.saved_to))
+    finally:
+        service.stop()
+    assert saved.parent == folder / "records" and saved.name.startswith("game-")
+    assert [p.relative_to(tmp_path) for p in tmp_path.rglob("*.json")
+            if p.name != "snapshot.json"] == [Path("journal/records") / saved.name]
+
+
 def test_the_record_carries_start_end_and_app_and_the_index_has_them(tmp_path):
     final = finish(tmp_path / "journal")
     meta = parse_record(Path(final.saved_to).read_text()).meta
@@ -243,7 +267,8 @@ def test_a_new_game_replaces_the_journal_only_once_the_last_record_is_saved(tmp_
     try:
         driver = TableDriver(service, clock, EXPRESS_RECORD)
         final = driver.play()
-        assert final.saved_to == "" and "record not saved" in service.status.screen.warning
+        assert final.saved_to == "" and f"record not saved: disk full ({folder / 'records'})" \
+            in service.status.screen.warning
         driver.press("ok")                                   # leave the end screen
         second = TableDriver(service, clock, GOLDEN_RECORDS[1])
         second.play(stop_when=lambda v: v.groups >= 2)
@@ -358,6 +383,36 @@ def test_a_disk_that_refuses_keeps_the_game_in_memory_and_catches_up_by_itself(
     problems, warning, turns, moves = resumed(folder)
     assert (problems, warning, turns) == ([], "", view.groups)        # nothing was lost
     assert moves == PLAN[:len(moves)]
+
+
+def test_a_snapshot_still_refused_is_not_called_caught_up_after_each_turn(tmp_path, monkeypatch,
+                                                                         caplog):
+    """Room for a journal line but not for the snapshot (ENOSPC on its rename): every turn
+    still says "not saving", the log never says "writable again" until the snapshot is
+    written, and then it holds the whole game."""
+    caplog.set_level(logging.WARNING)
+    folder = tmp_path / "journal"
+    play(folder, 4)
+    clock = StepClock()
+    service = service_for(folder, RECORD, clock)
+    driver = TableDriver(service, clock, RECORD)
+    failing = FailingOs(errno.ENOSPC, "replace")
+    try:
+        monkeypatch.setattr(J, "os", failing)
+        for target in range(5, 9):
+            view = driver.play(stop_when=lambda v, t=target: v.groups >= t)
+            driver.settle()
+            assert f"not saving: disk full ({folder})" in service.status.screen.warning, target
+        assert not any("writable again" in r.getMessage() for r in caplog.records)
+        failing.failing = False
+        driver.later(RETRY_S + 0.1)
+        assert service.status.screen.warning == ""
+        assert [r.getMessage() for r in caplog.records].count(
+            f"journal in {folder} writable again: caught up") == 1
+    finally:
+        service.stop()
+    (folder / "journal.jsonl").unlink()                    # the snapshot alone holds it all
+    assert resumed(folder)[2] == view.groups == 8
 
 
 @pytest.mark.parametrize("refusal", list(REFUSALS))

@@ -112,6 +112,89 @@ def test_rebuild_recreates_the_index_from_the_records(tmp_path, capsys):
     assert (tmp_path / "history.sqlite3.corrupt").exists()      # the broken file set aside
 
 
+def test_rebuild_skips_records_the_index_cannot_hold_and_keeps_the_rest(tmp_path, capsys):
+    """A hand-edited record with a duration too large for SQLite, or a player name that is
+    not UTF-8 text (a lone surrogate escape), is indexed without the duration or skipped
+    with a message; every other game is indexed, and no traceback."""
+    history = History(tmp_path)
+    history.file("g1", PATCHWORK)
+    text = (tmp_path / "records" / "g1.json").read_text()
+    huge = json.loads(text)
+    huge["meta"]["duration_s"] = 10 ** 30
+    (tmp_path / "records" / "huge.json").write_text(json.dumps(huge))
+    (tmp_path / "records" / "surrogate.json").write_text(text.replace('"Green"', '"\\ud800"'))
+    assert main(["history", "--store", str(tmp_path), "--rebuild"]) == 0
+    out, err = capsys.readouterr()
+    assert "2 games indexed" in out and "1 records skipped" in out
+    assert "surrogate.json: skipped: the index refuses it" in err and "Traceback" not in err
+    with history.index() as index:
+        rows = {row["id"]: row for row in index.games()}
+    assert sorted(rows) == ["g1", "huge"] and rows["huge"]["duration_s"] == 2250  # from the times
+    assert rows["huge"]["p0_score"] == rows["g1"]["p0_score"]
+
+
+def test_rebuild_recreates_an_index_whose_pages_are_damaged(tmp_path, capsys):
+    """Bit rot inside the database (it still opens, but queries say "malformed"): the
+    listing points to --rebuild, and --rebuild sets the file aside and recreates it."""
+    history = History(tmp_path)
+    history.file("g1", PATCHWORK)
+    history.file("g2", EXPRESS)
+    with history.index() as index:
+        before = index.games()
+        row = {**index.games()[0], "players": [
+            {c: index.games()[0][f"p{i}_{c}"] for c in PLAYER_COLUMNS} for i in (0, 1)]}
+        index.upsert(row, [{**row, "id": f"old{i}"} for i in range(2000)])   # rows only
+    db = tmp_path / "history.sqlite3"
+    data = bytearray(db.read_bytes())
+    assert len(data) >= 40 * 4096 and not (tmp_path / "history.sqlite3-wal").exists()
+    for page in range(2 * 4096, len(data), 4096):       # the header page and page 2 intact
+        data[page + 100:page + 200] = bytes(range(100, 200))
+    db.write_bytes(bytes(data))
+    assert main(["history", "--store", str(tmp_path)]) == 2
+    assert "--rebuild' recreates it" in capsys.readouterr().err
+    assert main(["history", "--store", str(tmp_path), "--rebuild"]) == 0
+    out, err = capsys.readouterr()
+    assert "2 games indexed" in out and f"damaged; kept as {db}.corrupt" in err
+    with history.index() as index:
+        assert index.games() == before
+
+
+def test_an_index_that_cannot_be_opened_leaves_no_file_open(tmp_path):
+    """Each failed open (a damaged file here; a full disk in the service, retried every
+    few seconds) closes its connection at once, not at the next garbage collection."""
+    import gc
+    import os
+    from firmware_py.store.index import Index
+    db = tmp_path / "history.sqlite3"
+    db.write_bytes(b"this is not a database" * 100)
+    gc.disable()
+    try:
+        for _ in range(5):
+            with pytest.raises(sqlite3.DatabaseError):
+                Index(db)
+        held = [fd for fd in os.listdir("/proc/self/fd")
+                if os.path.realpath(f"/proc/self/fd/{fd}").startswith(str(db))]
+    finally:
+        gc.enable()
+    assert held == []
+
+
+def test_the_history_listing_shows_control_characters_of_a_record_escaped(tmp_path, capsys):
+    """A hand-edited record whose player name holds a terminal escape and a line break
+    cannot colour the terminal or forge a line of the listing."""
+    history = History(tmp_path)
+    history.file("g1", PATCHWORK)
+    data = json.loads((tmp_path / "records" / "g1.json").read_text())
+    data["players"][0] = "Gr\x1b[2J\r\ng2  forged"
+    (tmp_path / "records" / "g1.json").write_text(json.dumps(data))
+    assert main(["history", "--store", str(tmp_path), "--rebuild"]) == 0
+    capsys.readouterr()
+    assert main(["history", "--store", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and "\x1b" not in out and "\r" not in out
+    assert "Gr\\x1b[2J\\r\\ng2  forged 7 : Yellow 3" in out
+
+
 def test_the_history_command_lists_games(tmp_path, capsys):
     History(tmp_path).file("g1", PATCHWORK)
     assert main(["history", "--store", str(tmp_path)]) == 0

@@ -84,15 +84,18 @@ def test_target_on_a_token_shows_white() -> None:
 # --- animation -------------------------------------------------------------
 
 def test_active_token_pulses_within_bounds() -> None:
-    """Green active: 25% at whole seconds, 100% half-way, never outside."""
+    """Green active: every 2 s it dims to 25% (at 0.375 s) and is back at 100% by
+    0.75 s, then rests at 100%; never outside 25%..100%."""
     active = lights(active=GREEN)
-    assert led_frame(active, 0.0, STRAIGHT)[3] == (0, 50, 0)
-    assert led_frame(active, 0.5, STRAIGHT)[3] == (0, 200, 0)
-    assert led_frame(active, 7.25, STRAIGHT)[3] == (0, 125, 0)
+    assert led_frame(active, 0.0, STRAIGHT)[3] == (0, 200, 0)
+    assert led_frame(active, 0.375, STRAIGHT)[3] == (0, 50, 0)
+    assert led_frame(active, 6.1875, STRAIGHT)[3] == (0, 125, 0)
+    assert led_frame(active, 7.25, STRAIGHT)[3] == led_frame(active, 1.9, STRAIGHT)[3] == G_RGB
     greens = [led_frame(active, t / 50, STRAIGHT)[3][1] for t in range(100)]
     assert min(greens) == 50 and max(greens) == 200 and len(set(greens)) > 20
-    assert led_frame(active, 0.0, STRAIGHT)[10] == Y_RGB      # yellow steady
-    assert pulse(0.0) == pytest.approx(0.25) and pulse(0.5) == pytest.approx(1.0)
+    assert set(greens[38:]) == {200}                           # resting from 0.75 s
+    assert led_frame(active, 0.375, STRAIGHT)[10] == Y_RGB    # yellow steady
+    assert pulse(0.375) == pytest.approx(0.25) and pulse(0.0) == pulse(1.5) == pytest.approx(1.0)
 
 
 def test_expected_and_wrong_blink_in_anti_phase_at_2_hz() -> None:
@@ -114,13 +117,15 @@ def test_expected_on_the_token_space_alternates_white_and_token() -> None:
 
 
 def test_both_tokens_on_one_space_alternate_each_second() -> None:
-    """Green in even seconds, yellow in odd ones; the active one pulses."""
+    """The active one (yellow) in even seconds, pulsing; green in odd ones."""
     shared = Lights(last_space=29, tokens=((YELLOW, 8), (GREEN, 8)), active=YELLOW)
     layout = LedLayout.parse("29-0", 30, 29)
-    assert led_frame(shared, 0.5, layout)[21] == G_RGB
-    assert led_frame(shared, 1.5, layout)[21] == Y_RGB                  # pulse peak
-    assert led_frame(shared, 1.0, layout)[21] == (58, 40, 0)            # pulse 25%
+    assert led_frame(shared, 1.5, layout)[21] == G_RGB
+    assert led_frame(shared, 0.0, layout)[21] == Y_RGB                  # pulse at rest
+    assert led_frame(shared, 2.375, layout)[21] == (58, 40, 0)          # pulse 25%
     assert [i for i, rgb in enumerate(led_frame(shared, 1.5, layout)) if rgb != OFF] == [21]
+    other = Lights(last_space=29, tokens=((YELLOW, 8), (GREEN, 8)), active=GREEN)
+    assert led_frame(other, 0.0, layout)[21] == G_RGB and led_frame(other, 1.1, layout)[21] == Y_RGB
 
 
 def test_celebrate_chases_the_winners_colour() -> None:

@@ -33,6 +33,8 @@ def run_history(config: str | None, store: str | None, rebuild: bool, player: st
         except (OSError, sqlite3.Error) as exc:
             print(f"history --rebuild: cannot write {history.db_path}: {exc}", file=sys.stderr)
             return 2
+        if report.set_aside:
+            print(f"{history.db_path}: damaged; kept as {report.set_aside}", file=sys.stderr)
         for path, why in report.skipped:
             print(f"{path}: skipped: {why}", file=sys.stderr)
         print(f"{history.db_path}: {report.games} games indexed from {history.records}"

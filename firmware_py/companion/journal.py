@@ -16,9 +16,11 @@ Files in the journal folder:
     fsync the folder) after every accepted entry, once the turn is shown. It is
     a second, independent copy of the whole game.
 ``quarantine/``
-    Damaged files are linked here (``q-<n>-<name>``, created without ever
-    replacing a file) before a repair rewrites them, so damaged bytes are
-    moved aside, never overwritten.
+    Damaged files are linked (copied where the file system has no hard links)
+    here as ``q-<n>-<name>``, created without ever replacing a file, before a
+    repair rewrites them, so damaged bytes are moved aside, never overwritten.
+    When this folder cannot be made or written, the copy goes next to the
+    damaged file instead, under the same kind of name.
 
 Entry bodies: ``{"kind": "setup", "setup": {...}, ...}``, ``{"kind": "turn",
 "moves": [...]}``, ``{"kind": "undo"}``, ``{"kind": "end", ...}``; other keys
@@ -158,6 +160,24 @@ def write_atomic(path: Path, data: bytes, tmp: Path | None = None) -> None:
     fsync_dir(path.parent)
 
 
+def _copy_new(source: Path, target: Path) -> None:
+    """Copy ``source`` to a new file ``target`` (FileExistsError if it exists), fsync'd;
+    on any other OSError nothing is left at ``target``."""
+    data = source.read_bytes()
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        os.unlink(target)
+        raise
+
+
 def effective(entries: list[dict]) -> list[dict]:
     """Fold undo entries away: the entries of the current game, its setup first.
 
@@ -188,9 +208,10 @@ def _too_deep(raw: bytes) -> bool:
     return top > MAX_NESTING
 
 
-def parse_line(raw: bytes) -> tuple[int, dict, tuple[int, dict] | None] | str:
+def parse_line(raw: bytes, known: int = 0) -> tuple[int, dict, tuple[int, dict] | None] | str:
     """One journal line -> ``(seq, body, (seq-1, prev body) or None)``, or why it is damaged
-    (a string). Never raises."""
+    (a string). ``known``: a seq already read intact; an intact line right after it does not
+    check its copy of it (returned as None: one checksum less per line). Never raises."""
     if not raw.strip(b"\0 \t\r"):
         return "NUL bytes" if b"\0" in raw else "empty line"
     if _too_deep(raw):
@@ -204,14 +225,20 @@ def parse_line(raw: bytes) -> tuple[int, dict, tuple[int, dict] | None] | str:
     seq, body = obj.get("seq"), obj.get("body")
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1 or not isinstance(body, dict):
         return "malformed entry"
-    prev, pbody = None, obj.get("prev")
-    if isinstance(pbody, dict) and obj.get("pcrc") == _crc(seq - 1, pbody):
-        prev = (seq - 1, pbody)
     if obj.get("crc") == _crc(seq, body) or ("pcrc" not in obj and obj.get("crc") == _legacy_crc(body)):
-        return seq, body, prev
+        return seq, body, _prev_copy(obj, seq) if seq - 1 != known else None
+    prev = _prev_copy(obj, seq)
     if prev is not None:
         return 0, {}, prev        # its own body is damaged, the copy of the one before is not
     return "checksum mismatch"
+
+
+def _prev_copy(obj: dict, seq: int) -> tuple[int, dict] | None:
+    """The line's intact copy of the entry before it, ``(seq - 1, body)``, or None."""
+    pbody = obj.get("prev")
+    if isinstance(pbody, dict) and obj.get("pcrc") == _crc(seq - 1, pbody):
+        return seq - 1, pbody
+    return None
 
 
 class _Reading:
@@ -278,6 +305,15 @@ class Journal:
         self._last = (seq, reading.bodies[seq]) if seq in reading.bodies else None
         if found.problems:
             self._rewrite = True
+        games = sum(1 for b in reading.bodies.values() if b.get("kind") == "setup")
+        if games > 1 and entries:
+            # a journal of the old design, which kept every game: read whole at every start
+            # until it holds only the game in progress (the old file is kept in quarantine)
+            self._rewrite = True
+            if self.path not in self._to_quarantine:
+                self._to_quarantine.append(self.path)
+            self._moved.append(f"{self.path}: holds {games - 1} earlier games (a journal of an "
+                               f"older version); it is rewritten with the game in progress only")
         return found
 
     def _remove_temporaries(self) -> None:
@@ -326,18 +362,26 @@ class Journal:
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
+            if reading.snapshot and reading.snapshot[1]:
+                # the journal is made before the first snapshot and only ever replaced
+                # atomically: a missing one is damage, and is rewritten as a full copy
+                reading.problems.append(f"{self.path}: missing, though the snapshot holds a game")
             return
         except OSError as exc:
             reading.problems.append(f"{self.path}: cannot read ({reason_of(exc)})")
             return
         if not data and reading.snapshot and reading.snapshot[1]:
             reading.problems.append(f"{self.path}: empty, though the snapshot holds a game")
-        offset = 0
+        if data and not data.strip(b"\0"):          # the whole file zeroed: one finding
+            reading.problems.append(f"{self.path}: unusable (NUL-filled, {len(data)} bytes)")
+            self._to_quarantine.append(self.path)
+            return
+        offset = known = 0
         for lineno, raw in enumerate(data.split(b"\n"), start=1):
             start, offset = offset, offset + len(raw) + 1
             if not raw and offset > len(data):
                 break                              # after the last line end
-            parsed = parse_line(raw)
+            parsed = parse_line(raw, known)
             if offset > len(data) and not isinstance(parsed, str):
                 reading.problems.append(f"{self.path}: line {lineno} has no line end (its write "
                                         f"was cut short); kept it")
@@ -345,6 +389,7 @@ class Journal:
                 reading.damaged.append((lineno, start, parsed))
                 continue
             seq, body, prev = parsed
+            known = seq
             if seq:
                 reading.bodies.setdefault(seq, body)
                 reading.max_seq = max(reading.max_seq, seq)
@@ -366,23 +411,32 @@ class Journal:
         bases = [(s - 1, []) for s, b in bodies.items() if b.get("kind") == "setup"]
         if reading.snapshot is not None:
             bases.append(reading.snapshot)
-        best: tuple[int, list[dict]] = (0, [])
+        # where the run of consecutive seqs after each seq ends, in one pass (a journal of
+        # the old design holds thousands of games: walking from every setup was quadratic)
+        reach: dict[int, int] = {}
+        for seq in sorted(bodies, reverse=True):
+            reach[seq] = reach.get(seq + 1, seq)
+        best_base, best_end = None, 0
         for seq, entries in bases:
-            entries = list(entries)
-            while seq + 1 in bodies:
-                seq += 1
-                entries.append(bodies[seq])
-            if seq > best[0]:
-                best = (seq, effective(entries))
-        return best
+            end = reach.get(seq + 1, seq)
+            if end > best_end:
+                best_base, best_end = (seq, entries), end
+        if best_base is None:
+            return 0, []
+        seq, entries = best_base
+        return best_end, effective(list(entries) + [bodies[s] for s in range(seq + 1, best_end + 1)])
 
     def _report(self, reading: _Reading, found: Loaded) -> None:
         for lineno, offset, why in reading.damaged:
             found.problems.append(f"{self.path}: line {lineno} (byte {offset}): {why}; skipped")
         turns = sum(1 for e in found.entries if e.get("kind") == "turn")
         if reading.max_seq > found.seq:
-            gone = [reading.bodies.get(s) for s in range(found.seq + 1, reading.max_seq + 1)]
-            n = sum(1 for b in gone if b is None or b.get("kind") == "turn") or 1
+            # every seq after the resumed one is a lost turn, unless its body is known to be
+            # something else (counted over the bodies held, never over the whole span: a
+            # damaged seq can be huge)
+            others = sum(1 for s, b in reading.bodies.items()
+                         if found.seq < s <= reading.max_seq and b.get("kind") != "turn")
+            n = (reading.max_seq - found.seq - others) or 1
             span = f"turn {turns + 1}" if n == 1 else f"turns {turns + 1}-{turns + n}"
             found.lost = f"{span} lost; resumed at turn {turns}"
             found.problems.append(f"{self.folder}: entries {found.seq + 1}-{reading.max_seq} could "
@@ -393,6 +447,8 @@ class Journal:
             found.notice = (f"journal: {len(reading.damaged)} bad "
                             f"entr{'y' if len(reading.damaged) == 1 else 'ies'} skipped "
                             f"(line {lines}{more})")
+            if not found.lost:
+                found.notice += f"; resumed at turn {turns}"
         if found.lost:
             found.notice = found.lost if not found.notice else f"{found.lost}; {found.notice}"
         elif found.problems and not found.entries:
@@ -414,6 +470,10 @@ class Journal:
         self.snapshot_due = True
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
+            if not (self._rewrite or fresh) and self._vanished():
+                self._moved.append(f"{self.path}: gone or emptied while in use (folder "
+                                   f"removed?); written again whole from memory")
+                self._rewrite = True
             if self._rewrite or fresh:
                 self._quarantine_files()
                 self._rewrite_files()
@@ -427,6 +487,16 @@ class Journal:
             self._rewrite = True
             raise self._error(exc) from exc
         return self.seq
+
+    def _vanished(self) -> bool:
+        """True when lines were written but the file is now missing or empty: appending
+        would leave a journal without the start of the game."""
+        if self._last is None:
+            return False
+        try:
+            return self.path.stat().st_size == 0
+        except FileNotFoundError:
+            return True
 
     def hold(self, body: dict) -> int:
         """Keep ``body`` in memory only (written by the next :meth:`catch_up`); returns its seq."""
@@ -465,26 +535,43 @@ class Journal:
         return moved
 
     def _quarantine_files(self) -> None:
-        """Link each damaged file into ``quarantine/`` under a new name (never replacing one)."""
+        """Keep each damaged file's bytes under a new name (never replacing one): in
+        ``quarantine/``, or next to the file when that folder cannot take it."""
         for path in list(self._to_quarantine):
             if path.exists() and path.stat().st_size:
-                kept = self._link_new(path)
+                kept = self._keep(path)
                 self._moved.append(f"{path}: its bytes are kept in {kept}")
             self._to_quarantine.remove(path)
 
-    def _link_new(self, path: Path) -> Path:
-        self.quarantine.mkdir(exist_ok=True)
-        taken = [int(p.name.split("-")[1]) for p in self.quarantine.glob("q-*-*")
+    def _keep(self, path: Path) -> Path:
+        """``quarantine/q-<n>-<name>``; when the quarantine folder cannot be made or written
+        (a file of that name, another owner), ``q-<n>-<name>`` in the journal folder. Raises
+        the OSError of the journal folder when neither takes it."""
+        try:
+            self.quarantine.mkdir(exist_ok=True)
+            return self._keep_in(self.quarantine, path)
+        except OSError:
+            return self._keep_in(self.folder, path)
+
+    def _keep_in(self, where: Path, path: Path) -> Path:
+        """A new ``q-<n>-<name>`` in ``where`` holding ``path``'s bytes: a hard link, or a
+        copy (fsync'd) where the file system has no hard links (FAT)."""
+        taken = [int(p.name.split("-")[1]) for p in where.glob("q-*-*")
                  if p.name.split("-")[1].isdigit()]
         n = max(taken, default=0) + 1
         while True:
-            target = self.quarantine / f"q-{n:04d}-{path.name}"
+            target = where / f"q-{n:04d}-{path.name}"
             try:
-                os.link(path, target)
+                try:
+                    os.link(path, target)
+                except FileExistsError:
+                    raise
+                except OSError:
+                    _copy_new(path, target)
             except FileExistsError:
                 n += 1
                 continue
-            fsync_dir(self.quarantine)
+            fsync_dir(where)
             fsync_dir(self.folder)
             return target
 

@@ -2,10 +2,12 @@
 
 The simulation uses the libraries' own stand-ins, never hand-made fakes:
 gpiozero's ``MockFactory`` for the buttons, the real ``neopixel`` module on
-Blinka's OS-agnostic board for the strip, a real luma device class over luma's
-``noop`` interface for the OLED, and the simulated sensor process speaking the
-real protocol over a pseudo-terminal. A part that fails to start is reported
-in ``Parts.failures`` and left out; the game goes on without it.
+Blinka's OS-agnostic board for the strip, luma's device class (sending only
+what changed) over a byte-counting interface that passes the bytes on to
+luma's ``noop`` for the OLED, and the simulated sensor process speaking the
+real protocol over a pseudo-terminal. The simulated sensor starts first, as a
+process of its own, while the other parts are built. A part that fails to
+start is reported in ``Parts.failures`` and left out; the game goes on without it.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import logging
 import os
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -57,6 +60,12 @@ def _try(parts: Parts, what: str, build: Callable):
     """``build()`` on a helper thread: its result, or None when it raised or did not
     finish within ``START_SECONDS`` (a hung bus); either way the failure is reported
     and the game goes on without the part. A build that finishes too late is closed."""
+    return _begin(what, build)(parts)
+
+
+def _begin(what: str, build: Callable) -> Callable[[Parts], object]:
+    """Start ``build()`` on a helper thread now; the function returned waits for it
+    (at most ``START_SECONDS`` from now) and gives what :func:`_try` gives."""
     box: dict = {}
     lock = threading.Lock()
 
@@ -77,16 +86,21 @@ def _try(parts: Parts, what: str, build: Callable):
 
     thread = threading.Thread(target=run, name=f"start-{what}", daemon=True)
     thread.start()
-    thread.join(START_SECONDS)
-    with lock:
-        if "result" not in box:
-            box["abandoned"] = True
-            box["error"] = f"no answer within {START_SECONDS:g} s"
-    if "error" in box:
-        LOG.error("%s failed to start: %s", what, box["error"])
-        parts.failures.append(f"{what} failed to start: {box['error']}")
-        return None
-    return box["result"]
+    deadline = time.monotonic() + START_SECONDS
+
+    def finish(parts: Parts):
+        """Wait for the build; its result, or None with the failure reported in ``parts``."""
+        thread.join(max(0.0, deadline - time.monotonic()))
+        with lock:
+            if "result" not in box:
+                box["abandoned"] = True
+                box["error"] = f"no answer within {START_SECONDS:g} s"
+        if "error" in box:
+            LOG.error("%s failed to start: %s", what, box["error"])
+            parts.failures.append(f"{what} failed to start: {box['error']}")
+            return None
+        return box["result"]
+    return finish
 
 
 def _pin_factory(name: str):
@@ -125,12 +139,13 @@ def _pixels(cfg: dict, sim: bool):
 
 
 def _oled_device(cfg: dict, sim: bool):
+    """luma's device for ``display.driver``, sending only changed pages and columns
+    (:mod:`.oled_pages`): over I2C on a Pi, over a byte counter in simulation."""
     disp = cfg["display"]
-    from luma.oled.device import sh1106, ssd1306
-    cls = {"ssd1306": ssd1306, "sh1106": sh1106}[disp["driver"]]
+    from .oled_pages import ByteCounter, PagedSh1106, PagedSsd1306
+    cls = {"ssd1306": PagedSsd1306, "sh1106": PagedSh1106}[disp["driver"]]
     if sim:
-        from luma.core.interface.serial import noop
-        serial = noop()
+        serial = ByteCounter()
     else:
         from luma.core.interface.serial import i2c
         serial = i2c(port=disp["i2c_port"], address=disp["i2c_address"])
@@ -147,6 +162,8 @@ def build_parts(cfg: dict, post: Callable, clock: Callable, *, on_oled_frame=Non
     """
     sim = cfg[""]["backend"] == "sim"
     parts = Parts()
+    # the simulated sensor is a process of its own: it starts while the parts are built
+    sim_sensor = _begin("simulated sensor", lambda: _start_sim_sensor(cfg, spaces)) if sim else None
     factory_name = "mock" if sim else cfg["buttons"]["pin_factory"]
     parts.pin_factory = _try(parts, "pin factory", lambda: _pin_factory(factory_name))
     pins = {b: cfg["buttons"][b] for b in ("next", "ok", "back")}
@@ -159,8 +176,8 @@ def build_parts(cfg: dict, post: Callable, clock: Callable, *, on_oled_frame=Non
         device = _try(parts, "OLED", lambda: _oled_device(cfg, sim))
         if device is not None:
             parts.oled = Oled(device, on_oled_frame)
-    if sim:
-        parts.sim_sensor = _try(parts, "simulated sensor", lambda: _start_sim_sensor(cfg, spaces))
+    if sim_sensor is not None:
+        parts.sim_sensor = sim_sensor(parts)
         link = parts.sim_sensor.link if parts.sim_sensor is not None else cfg["sim"]["sensor_link"]
         parts.sensor_ports = [str(link)] if link else []
     else:

@@ -11,6 +11,8 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
+from itertools import compress, count
+from operator import ne
 from typing import Callable
 
 LOG = logging.getLogger(__name__)
@@ -18,6 +20,7 @@ LOG = logging.getLogger(__name__)
 HANG_SECONDS = 2.0     #: a driver call running longer than this marks its part failed
 CLOSE_SECONDS = 1.0    #: how long :meth:`Part.close` waits for a busy driver
 ORDER_SECONDS = 0.25   #: how long an OLED frame waits for the LED frame submitted before it
+_WOKEN = object()      #: the output thread woke up (new frame, closing or an animation due)
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,10 @@ class Part:
         self._busy_since: float | None = None  # time.monotonic() since a frame is in flight
         self._closing = False
         self._last_frame = None               # the last frame of an animation shown
+        # wakes the output thread: a raw lock used as a binary semaphore (held = nothing
+        # new); an animation's timed wait on it costs half of a Condition's timed wait
+        self._wake = threading.Lock()
+        self._wake.acquire()
 
     def show(self, frame) -> None:           # pragma: no cover - overridden
         """Hand ``frame`` to the driver now (never raises)."""
@@ -108,8 +115,15 @@ class Part:
                 self._thread = threading.Thread(target=self._run, name=f"output-{self.name}",
                                                 daemon=True)
                 self._thread.start()
-            self._cond.notify_all()
+            self._signal()
             return self._tickets
+
+    def _signal(self) -> None:
+        """Wake the output thread (a second signal before it woke is the same one)."""
+        try:
+            self._wake.release()
+        except RuntimeError:                  # already signalled
+            pass
 
     def wait_sent(self, ticket: int, timeout: float) -> bool:
         """Wait until frame ``ticket`` (or a later one) went out, the part failed, or ``timeout``."""
@@ -143,21 +157,12 @@ class Part:
     def _run(self) -> None:
         playing, due = None, None             # the animation being played, its next frame
         while True:
-            with self._cond:
-                while self._pending is None and not self._closing:
-                    left = None if due is None else due - time.monotonic()
-                    if left is not None and left <= 0:
-                        break
-                    self._cond.wait(left)
-                if self._closing and self._pending is None:
-                    return
-                fresh = self._pending is not None
-                if fresh:
-                    ticket, item, after = self._pending
-                    self._pending = None
-                else:                           # the next frame of the animation
-                    ticket, item, after = self._done, playing, None
-                    self._busy_since = time.monotonic()
+            job = self._take(playing, due)
+            if job is None:
+                return
+            if job is _WOKEN:
+                continue
+            ticket, item, after, fresh = job
             if after is not None:
                 after[0].wait_sent(after[1], ORDER_SECONDS)
             frame, playing, due = self._frame_of(item)
@@ -171,6 +176,24 @@ class Part:
                 else:                           # a newer frame waits: it is in flight now
                     self._busy_since = time.monotonic()
                 self._cond.notify_all()
+
+    def _take(self, playing, due: float | None):
+        """The next job (ticket, item, after, fresh): the frame submitted, else the
+        animation's next frame once ``due``; None when closing; ``_WOKEN`` after
+        waiting for either (the caller asks again)."""
+        with self._cond:
+            if self._pending is not None:
+                ticket, item, after = self._pending
+                self._pending = None
+                return ticket, item, after, True
+            if self._closing:
+                return None
+            left = None if due is None else due - time.monotonic()
+            if left is not None and left <= 0:  # the next frame of the animation
+                self._busy_since = time.monotonic()
+                return self._done, playing, None, False
+        self._wake.acquire(True, -1 if left is None else left)
+        return _WOKEN
 
     def _frame_of(self, item) -> tuple:
         """(frame to show, animation playing or None, when its next frame is due or None)."""
@@ -192,6 +215,7 @@ class Part:
             self._closing = True
             thread = self._thread
             self._cond.notify_all()
+            self._signal()
         if thread is not None:
             thread.join(CLOSE_SECONDS)
             if thread.is_alive():
@@ -259,9 +283,10 @@ class LedStrip(Part):
             return
         try:
             pixels, last = self.pixels, self._sent
-            for i, colour in enumerate(frame):
-                if last is None or last[i] != colour:   # only the LEDs that changed
-                    pixels[i] = colour
+            changed = (range(len(frame)) if last is None or len(last) != len(frame)
+                       else compress(count(), map(ne, frame, last)))   # compared in C
+            for i in changed:                            # only the LEDs that changed
+                pixels[i] = frame[i]
             self._sent = None                            # unknown until show() returns
             pixels.show()
             self._sent = list(frame)

@@ -108,7 +108,9 @@ class LinkTiming:
     history for the error rate; degrade_errors: errors in the window that
     make the link "degraded"; dead_errors: errors in the window (and more
     errors than good frames) that drop the link; request_holdoff: minimum
-    seconds between snapshot requests; read_timeout: the serial read timeout.
+    seconds between snapshot requests; read_timeout: the longest a read waits
+    for bytes (it waits less when :meth:`LinkSession.next_deadline` is nearer,
+    so an idle link wakes only for the sensor's heartbeat and real deadlines).
     """
 
     silence_timeout: float = 1.6
@@ -118,7 +120,7 @@ class LinkTiming:
     degrade_errors: int = 3
     dead_errors: int = 10
     request_holdoff: float = 0.25
-    read_timeout: float = 0.1       # data wakes the reader at once; this only paces ticks
+    read_timeout: float = 2.0       # data wakes the reader at once; deadlines come sooner
 
 
 # ------------------------------------------------------------------ session
@@ -230,6 +232,25 @@ class LinkSession:
             self._drop = f"silent for {self.timing.silence_timeout:g} s"
             return
         self._health(now)
+
+    def next_deadline(self) -> float | None:
+        """When :meth:`tick` may next have something to do (clock seconds), or None
+        when only bytes can change anything (no device): the probe or silence
+        deadline, a handshake retry, a held-off snapshot request, an error or
+        good frame leaving the error window."""
+        if self.device is None:
+            return None
+        t = self.timing
+        due = [self._last_heard + (t.silence_timeout if self._probed else t.probe_after)]
+        if self.hello is None and self._hello_asked is not None:
+            due.append(self._hello_asked + t.retry_interval)
+        if self._snap_due and self._snap_asked is not None:
+            due.append(self._snap_asked + t.request_holdoff)
+        if self._errors:
+            due.append(self._errors[0] + t.error_window)
+            if self._goods:
+                due.append(self._goods[0] + t.error_window)
+        return min(due)
 
     def ask_scan_stats(self, now: float) -> None:
         """Ask for a STAT frame (the sensor's measured scan rate); a sensor whose
@@ -396,6 +417,7 @@ class SensorLink:
     def stop(self, timeout: float = 2.0) -> None:
         """Stop the thread, close the port and wait up to ``timeout`` seconds for it."""
         self._stop.set()
+        self._wake_reader()
         if self._thread is not None:
             self._thread.join(timeout)
             if self._thread.is_alive():
@@ -410,11 +432,23 @@ class SensorLink:
     def request_snapshot(self) -> None:
         """Ask the sensor for a full snapshot soon (thread-safe)."""
         self._want_snapshot = True
+        self._wake_reader()
 
     def request_scan_stats(self) -> None:
         """Ask the sensor for fresh scan statistics soon (thread-safe); they
         appear in :meth:`stats` as ``scan`` when (and if) the sensor answers."""
         self._want_stats = True
+        self._wake_reader()
+
+    def _wake_reader(self) -> None:
+        """End a read waiting for its deadline now, so a request goes out at once
+        (pyserial's ``cancel_read``; a port without it waits for its timeout)."""
+        cancel = getattr(self._port, "cancel_read", None)
+        if cancel is not None:
+            try:
+                cancel()
+            except PORT_ERRORS:
+                pass
 
     # ---------------------------------------------------------- the thread
     def _run(self) -> None:
@@ -464,6 +498,7 @@ class SensorLink:
 
     def _service(self) -> None:
         try:
+            self._pace()
             data = self._port.read(self._port.in_waiting or 1)
         except PORT_ERRORS as exc:
             self._close(f"device lost ({exc.__class__.__name__}: {exc})")
@@ -481,6 +516,17 @@ class SensorLink:
                 session.ask_scan_stats(now)
             session.tick(now)
         self._step(step)
+
+    def _pace(self) -> None:
+        """Let the next read wait until the session's next deadline (at most
+        ``read_timeout``), so that an idle link does not wake for nothing."""
+        with self._lock:
+            due = self.session.next_deadline()
+            now = self.clock()
+        wait = self.timing.read_timeout if due is None else due - now
+        wait = min(self.timing.read_timeout, max(0.01, wait))
+        if abs(wait - (getattr(self._port, "timeout", None) or 0.0)) > 0.005:
+            self._port.timeout = wait
 
     def _step(self, action) -> None:
         """Run ``action(session, now)`` under the lock, then post, write and drop."""

@@ -26,6 +26,7 @@ from ..rules import GameRecord, RecordError, dumps_record, parse_record, replay
 from .index import Index
 
 RECORDS, DATABASE, TEMPORARY = "records", "history.sqlite3", "record.tmp"
+MAX_DURATION_S = 10 ** 9       # a larger meta.duration_s (over 30 years) is not a duration
 
 
 class StoreError(ValueError):
@@ -60,7 +61,8 @@ def summarise(record: GameRecord, game_id: str, name: str, size: int, mtime: flo
     meta = record.meta if isinstance(record.meta, dict) else {}
     started, ended = meta.get("started"), meta.get("ended")
     duration = meta.get("duration_s")
-    if not (isinstance(duration, int) and not isinstance(duration, bool)):
+    if not (isinstance(duration, int) and not isinstance(duration, bool)
+            and 0 <= duration <= MAX_DURATION_S):
         duration = None
         if _unix(started) is not None and _unix(ended) is not None:
             duration = max(0, round(_unix(ended) - _unix(started)))
@@ -80,10 +82,12 @@ def summarise(record: GameRecord, game_id: str, name: str, size: int, mtime: flo
 
 @dataclass
 class RebuildReport:
-    """What :meth:`History.rebuild` did: ``games`` indexed, ``skipped`` (file, why) pairs."""
+    """What :meth:`History.rebuild` did: ``games`` indexed, ``skipped`` (file, why) pairs,
+    ``set_aside``: where the damaged database went."""
 
     games: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    set_aside: str = ""       # where a damaged database file was moved, "" when none was
 
 
 class History:
@@ -162,20 +166,52 @@ class History:
             except (OSError, RecordError, StoreError, ValueError, RecursionError) as exc:
                 report.skipped.append((str(path), str(exc)))
         self.folder.mkdir(parents=True, exist_ok=True)
-        try:
-            index = self.index()
-            index.count()
-        except sqlite3.DatabaseError:
-            self._set_aside()
-            index = self.index()
+        index = self._sound_index(report)
         with index:
             with index.transaction():
                 index.db.execute("DELETE FROM players")
                 index.db.execute("DELETE FROM games")
                 for row in rows:
-                    index._put(row)
-        report.games = len(rows)
+                    why = self._put_or_skip(index, row)
+                    if why:
+                        report.skipped.append((str(self.records / row["record"]), why))
+                    else:
+                        report.games += 1
         return report
+
+    @staticmethod
+    def _put_or_skip(index: Index, row: dict) -> str:
+        """Insert one row inside the rebuild's transaction; a row the database refuses
+        (a number too large for SQLite, text that is not UTF-8) is rolled back alone and its reason returned."""
+        index.db.execute("SAVEPOINT one_game")
+        try:
+            index._put(row)
+        except (sqlite3.Error, OverflowError, ValueError) as exc:   # ValueError: a lone
+            index.db.execute("ROLLBACK TO one_game")                # surrogate in a text
+            return f"the index refuses it ({exc})"
+        finally:
+            index.db.execute("RELEASE one_game")
+        return ""
+
+    def _sound_index(self, report: RebuildReport) -> Index:
+        """The index for a rebuild: a file that is not a database, or one whose pages are
+        damaged (``PRAGMA quick_check`` not "ok"), is set aside first and a new one made.
+        Raises sqlite3.Error for anything else (locked, disk full, not writable)."""
+        index = None
+        try:
+            index = self.index()
+            if [tuple(r) for r in index.db.execute("PRAGMA quick_check")] == [("ok",)]:
+                return index
+        except sqlite3.DatabaseError as exc:
+            if not _damaged(exc):
+                if index is not None:
+                    index.close()
+                raise
+        if index is not None:
+            index.close()
+        self._set_aside()
+        report.set_aside = str(self.db_path.with_name(self.db_path.name + ".corrupt"))
+        return self.index()
 
     def _set_aside(self) -> None:
         for suffix in ("", "-wal", "-shm"):
@@ -184,13 +220,28 @@ class History:
                 os.replace(path, path.with_name(path.name + ".corrupt"))
 
 
+def _damaged(exc: sqlite3.Error) -> bool:
+    """True when SQLite says the file is damaged or not a database at all."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:
+        return type(exc) is sqlite3.DatabaseError
+    return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+
+
+def _shown(text) -> str:
+    """``text`` safe for a terminal line: control characters (escape sequences, line
+    breaks from a hand-edited record) are shown as ``\\x1b``-style escapes."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
 def row_text(row: dict) -> str:
-    """One history line: date, game, time board, players with scores, winner, duration."""
-    when = (row["ended"] or row["started"] or "")[:16].replace("T", " ")
-    names = [f"{row[f'p{i}_name']} {row[f'p{i}_score']}" for i in (0, 1)]
-    winner = row[f"p{row['winner']}_name"] if row["winner"] is not None else "-"
+    """One history line: date, game, time board, players with scores, winner, duration (any
+    control character of a record's text shown escaped)."""
+    when = _shown((row["ended"] or row["started"] or "")[:16].replace("T", " "))
+    names = [f"{_shown(row[f'p{i}_name'])} {row[f'p{i}_score']}" for i in (0, 1)]
+    winner = _shown(row[f"p{row['winner']}_name"]) if row["winner"] is not None else "-"
     minutes = f"{row['duration_s'] // 60} min" if row["duration_s"] is not None else "?"
-    return (f"{row['id']}  {when:16}  {row['game']:17} {row['time_board']:8} "
+    return (f"{_shown(row['id'])}  {when:16}  {row['game']:17} {row['time_board']:8} "
             f"{names[0]} : {names[1]}  winner {winner}  {minutes}")
 
 

@@ -77,12 +77,18 @@ class Index:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.db = sqlite3.connect(self.path, timeout=10, isolation_level=None)
-        self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA foreign_keys = ON")
-        self.db.execute("PRAGMA journal_mode = WAL")
-        self.db.execute("PRAGMA synchronous = FULL")
-        if self.db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-            self.db.executescript(_SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
+        try:
+            self.db.row_factory = sqlite3.Row
+            self.db.execute("PRAGMA foreign_keys = ON")
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute("PRAGMA synchronous = FULL")
+            if self.db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                self.db.executescript(_SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
+        except BaseException:
+            # closed now, not when the garbage collector breaks the traceback's cycle: the
+            # service retries every few seconds while the disk is full or the file damaged
+            self.db.close()
+            raise
 
     def __enter__(self) -> "Index":
         return self
