@@ -182,9 +182,9 @@ class Service:
         if self._thread is not None:
             self._thread.join(timeout)
 
-    def step(self) -> float:
+    def step(self) -> float | None:
         """One turn of the loop on the calling thread: every queued event, then the timers;
-        returns the seconds until the next timer is due.
+        returns the seconds until the next timer is due (None: nothing is due).
 
         For simulations that own the clock (a stepping clock) and call :meth:`resume`
         instead of :meth:`start`; never while the loop thread runs.

@@ -115,7 +115,7 @@ class Table:
         while True:
             due = self.service.step()
             self._count_question()
-            if self.clock.t + max(due, 0.001) >= end:
+            if due is None or self.clock.t + max(due, 0.001) >= end:
                 break
             self.clock.t += max(due, 0.001)
         self.clock.t = end
