@@ -185,8 +185,22 @@ def build_parts(cfg: dict, post: Callable, clock: Callable, *, on_oled_frame=Non
     return parts
 
 
+#: backend -> where its simulated token sensor lives ("module:class"), resolved by name when
+#: that backend starts: hw/ imports nothing from the rooms above it (sim/ is one of them)
+SENSOR_SIMULATORS = {"sim": "firmware_py.sim.sensor:SimSensorProcess"}
+
+
+def resolve(spec: str):
+    """The object named by ``"package.module:attribute"`` (imported now).
+
+    Raises ImportError or AttributeError naming what is missing."""
+    from importlib import import_module
+    module, _, attribute = spec.partition(":")
+    return getattr(import_module(module), attribute)
+
+
 def _start_sim_sensor(cfg: dict, spaces: int):
-    from ..sim.sensor import SimSensorProcess
+    SimSensorProcess = resolve(SENSOR_SIMULATORS["sim"])
     link = cfg["sim"]["sensor_link"] or os.path.join(
         tempfile.mkdtemp(prefix="patchwork-sim-"), "sensor")
     return SimSensorProcess(link, spaces=spaces, speed=cfg["sim"]["speed"]).start()
