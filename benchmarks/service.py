@@ -366,13 +366,19 @@ class Rig:
         self.sensor.set(self.board())
         time.sleep(self.stable + 0.03)
 
-    def press_next(self) -> float:
-        """A NEXT press; returns the time of the release edge (a press counts on release)."""
-        self.pin.drive_low()
+    def press_next(self, pin=None) -> float:
+        """A NEXT press (or of ``pin``); returns the time of the release edge (a press
+        counts on release)."""
+        pin = pin or self.pin
+        pin.drive_low()
         time.sleep(0.022)                       # longer than the 20 ms debounce window
         t0 = time.perf_counter()
-        self.pin.drive_high()
+        pin.drive_high()
         return t0
+
+    def press_ok(self) -> float:
+        """An OK press (arms the action chosen with NEXT); the release edge's time."""
+        return self.press_next(self.parts.pin_factory.pin(self.parts.buttons.pins["ok"]))
 
     def close(self) -> None:
         """Stop everything."""
@@ -451,10 +457,13 @@ def accepted_turns(rig: Rig, turns: int) -> list:
         target = min(other + 1, state.spec.last_space)
         if target == other:                     # onto the other token at the end: a question
             break
-        if len(rig.ask(lambda: intents.candidates_at(state, target))) > 1:
-            while not isinstance(rig.game()[2], Advance):   # choose it: no question asked
-                rig.press_next()
-                time.sleep(0.03)
+        shared = state.players[0].position == state.players[1].position
+        if shared or len(rig.ask(lambda: intents.candidates_at(state, target))) > 1:
+            while not isinstance(rig.game()[2], Advance):   # choose it with NEXT and OK:
+                rig.press_next()                             # no question asked (a move
+                time.sleep(0.03)                             # from a shared space or one
+            rig.press_ok()                                   # of several is asked)
+            time.sleep(0.03)
         count = rig.ask(lambda: len(rig.service.ui.session.groups))
         mark = rig.rec.mark()
         t0 = rig.sensor.set({other, target})

@@ -191,6 +191,18 @@ class Service:
         if self._thread is not None:
             self._thread.join(timeout)
 
+    def step(self) -> float | None:
+        """One turn of the loop on the calling thread: every queued event, then the timers;
+        returns the seconds until the next timer is due (None: nothing is due).
+
+        For simulations that own the clock (a stepping clock) and call :meth:`resume`
+        instead of :meth:`start`; never while the loop thread runs.
+        """
+        if self.status is None:
+            self._refresh(self.clock(), force=True)
+        self._turn(None, self.clock())
+        return self._timeout(self.clock())
+
     def run(self) -> None:
         """The event loop (blocking) until :meth:`stop`."""
         self._refresh(self.clock(), force=True)

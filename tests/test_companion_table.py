@@ -73,7 +73,7 @@ def test_token_moved_first_asks_when_several_patches_match(table):
     assert {state.spec.patches[p].time for p in state.offer} == {2}
     table.hands.move(1, 42)
     status = _wait(table, lambda s: s.mode == "confirm", "the question")
-    assert len(status.screen.options) == 3 and status.screen.lines == ("Token on 42:",)
+    assert len(status.screen.options) == 3 and status.screen.lines == ("Yellow on 42:",)
     table.hands.press("next", 2)
     table.hands.press("ok")
     _wait(table, lambda s: s.turns == 27, "the purchase")

@@ -107,7 +107,9 @@ def test_the_opponents_token_knocked_off_and_put_back_changes_nothing(table, whe
 
 
 def test_both_tokens_moved_at_once_get_guidance_and_no_move(table, tmp_path):
-    """Both tokens moved within one stable time: guidance about both, no move, no question."""
+    """Both tokens moved within one stable time, in no order two legal moves could make
+    (green's 12 is no space it could reach after yellow's 2): guidance about both, no move,
+    no question."""
     companion = table(turns=1, cfg=fast_config(
         sensor={"stable_ms": 300},                          # both hands within one stable time
         sim={"sensor_link": str(tmp_path / "sensor-a"), "speed": 4.0}))
@@ -116,12 +118,12 @@ def test_both_tokens_moved_at_once_get_guidance_and_no_move(table, tmp_path):
 
     def both():
         sim.command("place", token=1, space=2)              # yellow onto a legal target...
-        sim.command("place", token=0, space=3)              # ...while green moves too
+        sim.command("place", token=0, space=12)             # ...while green moves too
         sim.sync()
     seen = modes_while(companion, both, 0.5)
     wait_until(lambda: service.status.screen.kind == "mismatch", "guidance", 3.0)
     lights = service.status.lights
-    assert lights.expected == {0, 1} and lights.wrong == {2, 3}
+    assert lights.expected == {0, 1} and lights.wrong == {2, 12}
     assert "confirm" not in seen and game_view(service)[0] == 1
     sim.command("place", token=0, space=1)
     sim.command("place", token=1, space=0)

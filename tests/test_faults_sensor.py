@@ -69,6 +69,10 @@ def test_unplugged_then_replugged_under_another_name_resumes_from_a_snapshot(tab
     sim.command("replug", link=str(tmp_path / "sensor-b"))  # back, as another device
     sim.sync()
     wait_until(lambda: "sensor" not in warning(companion), "the sensor back online", 5.0)
+    # both tokens stood on 0, where a knocked token looks like a move: the table asks
+    wait_until(lambda: companion.service.status.mode == "confirm", "the move seen in the snapshot")
+    assert companion.service.status.screen.options == ("advance",) and turns(companion) == 0
+    Hands(companion).press("ok")
     wait_until(lambda: turns(companion) == 1, "the move seen in the snapshot to be accepted")
     assert game_view(companion.service)[1] == ["advance"]
     stats = companion.link.stats()
@@ -135,7 +139,10 @@ def test_bad_frames_split_at_every_byte_and_glued_to_noise_never_make_a_move(tab
     assert stats.garbage_lines >= 3 and stats.malformed + stats.crc_errors >= 5
     hands = Hands(companion)                                # the real move still counts, once
     hands.move(0, 1, "slide")
-    wait_until(lambda: turns(companion) == 1, "the real move, sent byte by byte")
+    wait_until(lambda: companion.service.status.mode == "confirm",   # from a shared space:
+               "the real move, sent byte by byte")                   # asked (a knock?)
+    hands.press("ok")
+    wait_until(lambda: turns(companion) == 1, "the real move accepted")
     board_seen(companion, {0, 1})
     assert game_view(companion.service)[1] == ["advance"]
 

@@ -46,13 +46,27 @@ def why_not(state: GameState, action) -> str:
     return "not allowed now"
 
 
-def describe(action, state: GameState) -> str:
-    """A short label: "cost 5, income 1" or "advance"."""
+ORDINALS = ("1st", "2nd", "3rd")
+
+
+def place_of(state: GameState, action) -> int:
+    """Where a bought patch lies on the table: 1, 2 or 3 counting clockwise from the
+    neutral token (its place in the offer, R3); 0 for action A."""
+    if isinstance(action, Buy) and action.patch in state.offer:
+        return state.offer.index(action.patch) + 1
+    return 0
+
+
+def option_label(action, state: GameState, with_target: bool = False) -> str:
+    """What a "Which move?" option says: the patch's place from the neutral token and its
+    price ("2nd patch, cost 3"), or "advance"; ``with_target`` adds the space ("... to 42")."""
     if isinstance(action, Buy):
-        p = state.spec.patches[action.patch]
-        income = f", income {p.income}" if p.income else ""
-        return f"cost {p.cost}{income}"
-    return "advance"
+        place = place_of(state, action)
+        where = ORDINALS[place - 1] if 0 < place <= len(ORDINALS) else f"{place}th"
+        label = f"{where} patch, cost {state.spec.patches[action.patch].cost}"
+    else:
+        label = "advance"
+    return f"{label} to {target_of(state, action)}" if with_target else label
 
 
 def notices(events, colours: tuple[str, str]) -> str:

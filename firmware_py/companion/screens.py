@@ -104,10 +104,19 @@ def _turn(ui):
 
 
 def _confirm(ui):
+    """"Which move?": the line says whose token on which space ("Green on 42:"), each
+    option names the patch's place counting clockwise from the neutral token ("2nd patch,
+    cost 3"); ``patches`` holds the buy options' pictures (``index`` = that place, the
+    cursor's one ``selected``), so patches alike in price tell apart as on the table."""
     state = ui.state
-    options = tuple(intents.describe(a, state) for a in ui.candidates)
-    target = intents.target_of(state, ui.candidates[0])
-    return Screen("prompt", "Which move?", lines=(f"Token on {target}:",), options=options,
+    targets = {intents.target_of(state, a) for a in ui.candidates}
+    options = tuple(intents.option_label(a, state, len(targets) > 1) for a in ui.candidates)
+    cards = tuple(_card(state.spec, a.patch, selected=(i == ui.cursor),
+                        index=intents.place_of(state, a), total=len(state.offer[:3]))
+                  for i, a in enumerate(ui.candidates) if isinstance(a, Buy))
+    who = ui.session.setup.colours[state.to_move].capitalize()
+    line = f"{who} on " + " or ".join(str(t) for t in sorted(targets)) + ":"
+    return Screen("prompt", "Which move?", lines=(line,), options=options, patches=cards,
                   selected=ui.cursor, footer="OK:YES NEXT:OTHER BACK:NO")
 
 

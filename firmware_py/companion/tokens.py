@@ -3,8 +3,25 @@
 The sensor reports which spaces are occupied, never which token is where. A
 reading counts only once it has been stable for ``stable_s``; it is then
 compared with the occupancies that the legal moves of the player to move
-would produce, never with earlier readings, so a slide or a lift-and-set-down
-is one move. Readings and times go in, verdicts come out; no clock, no I/O.
+would produce, so a slide or a lift-and-set-down is one move. Readings and
+times go in, verdicts come out; no clock, no I/O.
+
+Beyond one move, the watch knows three situations that real hands produce:
+
+* **a tentative move moved on** (:data:`REVISE`): the UI may pass the
+  expectation from before its last, still tentative move
+  (``Expectation.previous``); a reading with the waiting token unmoved and the
+  mover's token on another target of that earlier expectation (or back home)
+  revises that move, and so does one where the token moved on and then the
+  other player moved quickly;
+* **quick hands** (:data:`THEN`, :data:`ASK`): the next player moved before the
+  first move's reading was stable. The recent readings show whether the
+  mover's token landed first (then both moves are taken in order); when they
+  cannot tell, the UI asks;
+* **a disturbed board**: a move counts only if the waiting player's token
+  stayed on its space in every reading since the board last stood as the game
+  has it, so a knocked token, or tokens put back one at a time after hands out
+  of turn, never pass for a move.
 """
 from __future__ import annotations
 
@@ -16,6 +33,11 @@ MOVE = "move"          # the mover's token stands on a candidate target
 ONTO = "onto"          # one token visible on the opponent's space: moved onto it, or lifted?
 LIFTED = "lifted"      # a token is in the air (not yet long enough for guidance)
 MISMATCH = "mismatch"  # the board disagrees with the game for ``guidance_s``
+REVISE = "revise"      # the tentative last move's token moved on (``target``) or back (None)
+THEN = "then"          # the mover landed on ``target`` and then the next player moved
+ASK = "ask"            # two moves were made but their order cannot be told: ``choices``
+
+TRACE = 256            # readings remembered (a slide over the whole board is ~110)
 
 
 @dataclass(frozen=True)
@@ -24,24 +46,33 @@ class Expectation:
 
     ``positions``: (player 0's space, player 1's space); ``mover``: 0, 1 or
     None (nobody may move); ``targets``: the spaces the mover's legal actions
-    end on (each 0..last space).
+    end on (each 0..last space). ``follow``: pairs (target, spaces) giving, for
+    each target after which the *other* player moves, the spaces that
+    player's legal actions could end on (for quick hands; empty: not known).
+    ``previous``: the expectation before the last move while that move is
+    still tentative (a token moving on revises it), else None.
     """
 
     positions: tuple[int, int]
     mover: int | None
     targets: frozenset[int]
+    follow: tuple[tuple[int, frozenset[int]], ...] = ()
+    previous: "Expectation | None" = None
 
 
 @dataclass(frozen=True)
 class Verdict:
     """The decision about the stable reading: ``kind`` (module constants),
-    ``target`` for MOVE/ONTO, ``expected`` spaces a token must return to and
-    ``wrong`` spaces that must be cleared (for MISMATCH and LIFTED)."""
+    ``target`` for MOVE/ONTO/THEN/REVISE, ``choices`` (target spaces) for ASK, and
+    ``{target}`` for a REVISE after which the other player moved quickly (final),
+    ``expected`` spaces a token must return to and ``wrong`` spaces that must
+    be cleared (for MISMATCH and LIFTED)."""
 
     kind: str
     target: int | None = None
     expected: frozenset[int] = frozenset()
     wrong: frozenset[int] = frozenset()
+    choices: frozenset[int] = frozenset()
 
 
 class TokenWatch:
@@ -49,14 +80,21 @@ class TokenWatch:
 
     ``stable_s`` (seconds, ~0.15): how long a reading must stay unchanged to
     count. ``guidance_s`` (~2): how long a disagreeing reading stays before
-    MISMATCH guidance. Times are seconds of one monotonic clock.
+    MISMATCH guidance. ``onto_s`` (default 0.8, at most ``guidance_s``): how
+    long one token alone must be seen on the opponent's space before it is
+    ONTO (until then it is a token in the air: any lift looks the same, and
+    the question would flash while a token is carried). Times are seconds of
+    one monotonic clock.
     """
 
-    def __init__(self, stable_s: float = 0.15, guidance_s: float = 2.0):
+    def __init__(self, stable_s: float = 0.15, guidance_s: float = 2.0,
+                 onto_s: float | None = None):
         self.stable_s = stable_s
         self.guidance_s = guidance_s
+        self.onto_s = min(0.8 if onto_s is None else onto_s, guidance_s)
         self.occupied: frozenset[int] | None = None
         self.since = 0.0
+        self.trace: list[frozenset[int]] = []     # recent readings, oldest first
         self._consumed: frozenset[int] | None = None
 
     def reading(self, occupied: frozenset[int], now: float) -> None:
@@ -64,15 +102,19 @@ class TokenWatch:
         if occupied != self.occupied:
             self.occupied = frozenset(occupied)
             self.since = now
+            self.trace.append(self.occupied)
+            del self.trace[:-TRACE]
 
     def consume(self, now: float | None = None) -> None:
-        """Ignore the current reading until it changes (after an undo, a cancel or
-        a move entered by buttons), so one reading never makes two moves.
+        """Ignore the current reading until it changes (after an undo, a cancel, a
+        new game or a move entered by buttons), so one reading never makes two
+        moves; the readings before it are forgotten.
 
         With ``now``, the guidance delay restarts then: the players get
         ``guidance_s`` to put the tokens back before the board is called wrong.
         """
         self._consumed = self.occupied
+        self.trace = []                 # what came before says nothing about the next move
         if now is not None and self.occupied is not None:
             self.since = now
 
@@ -80,7 +122,7 @@ class TokenWatch:
         """When :meth:`judge` may next give a different verdict, or None."""
         if self.occupied is None:
             return None
-        for delay in (self.stable_s, self.guidance_s):
+        for delay in sorted((self.stable_s, self.onto_s, self.guidance_s)):
             if now < self.since + delay:
                 return self.since + delay
         return None
@@ -96,21 +138,76 @@ class TokenWatch:
             return Verdict(STILL)
         if reading == self._consumed:
             return self._guidance(reading, home, now, consumed=True)
-        if expect.mover is not None:
-            verdict = self._as_move(reading, expect)
-            if verdict is not None:
-                return verdict
+        verdict = self._explain(reading, expect)
+        if verdict is not None and (verdict.kind != ONTO or now - self.since >= self.onto_s - 1e-9):
+            return verdict
         return self._guidance(reading, home, now)
 
-    def _as_move(self, reading: frozenset[int], expect: Expectation) -> Verdict | None:
-        mover = expect.mover
-        other = expect.positions[1 - mover]
-        for target in sorted(expect.targets):
-            if target != other and reading == frozenset((target, other)):
-                return Verdict(MOVE, target)
-        if other in expect.targets and reading == frozenset((other,)):
-            return Verdict(ONTO, other)
+    def _explain(self, reading: frozenset[int], expect: Expectation) -> Verdict | None:
+        verdict = None
+        if expect.mover is not None and self._unbroken(expect):
+            verdict = _as_move(reading, expect)
+        if verdict is None and expect.previous is not None and self._unbroken(expect.previous):
+            verdict = _as_revision(reading, expect.previous)
+        if verdict is not None:
+            return verdict
+        quick = self._as_two_moves(reading, expect) if expect.mover is not None else None
+        if (quick is None or quick.kind != THEN) and expect.previous is not None:
+            moved_on = self._as_two_moves(reading, expect.previous)
+            if moved_on is not None and moved_on.kind == THEN:   # seen to land, then quick hands
+                return Verdict(REVISE, moved_on.target, choices=frozenset((moved_on.target,)))
+        return quick
+
+    def _as_two_moves(self, reading: frozenset[int], expect: Expectation) -> Verdict | None:
+        """The mover went to t and the other player then moved: which t explain ``reading``?"""
+        other = expect.positions[1 - expect.mover]
+        if other in reading:
+            return None
+        follow = dict(expect.follow)
+        fits = []
+        for t in sorted(expect.targets):
+            rest = reading - {t}
+            if t == other or t not in reading or len(rest) > 1:
+                continue
+            second = next(iter(rest)) if rest else t       # empty: stacked onto the mover's token
+            if second in follow.get(t, ()):
+                fits.append(t)
+        home = frozenset(expect.positions)
+        landed = [t for t in fits if self._landed(t, other, home)]
+        if len(landed) == 1:
+            return Verdict(THEN, landed[0])
+        if fits:
+            return Verdict(ASK, choices=frozenset(landed or fits))
         return None
+
+    def _unbroken(self, expect: Expectation) -> bool:
+        """The waiting token's space stayed occupied in every reading since the board last
+        stood as ``expect`` has it (so only the mover's token moved since)."""
+        waiting = expect.positions[1 - expect.mover]
+        home = frozenset(expect.positions)
+        for seen in reversed(self.trace):
+            if seen == home:
+                return True
+            if waiting not in seen:
+                return False
+        return True
+
+    def _landed(self, target: int, other: int, home: frozenset[int]) -> bool:
+        """The recent readings show the mover's token resting on ``target`` while the other
+        token was still on ``other`` (never off it since the board stood at ``home``), and
+        never leaving ``target`` after that."""
+        landing = frozenset((target, other))
+        seen_landing = False
+        for seen in reversed(self.trace):
+            if not seen_landing:
+                seen_landing = seen == landing
+                if not seen_landing and target not in seen:
+                    return False
+            elif seen == home:
+                return True
+            elif other not in seen:
+                return False
+        return seen_landing
 
     def _guidance(self, reading, home, now, consumed: bool = False) -> Verdict:
         expected = home - reading
@@ -118,3 +215,26 @@ class TokenWatch:
         if now - self.since < self.guidance_s - 1e-9:
             return Verdict(WAIT if consumed or wrong else LIFTED, None, expected, wrong)
         return Verdict(MISMATCH, None, expected, wrong)
+
+
+def _as_move(reading: frozenset[int], expect: Expectation) -> Verdict | None:
+    mover = expect.mover
+    other = expect.positions[1 - mover]
+    for target in sorted(expect.targets):
+        if target != other and reading == frozenset((target, other)):
+            return Verdict(MOVE, target)
+    if other in expect.targets and reading == frozenset((other,)):
+        return Verdict(ONTO, other)
+    return None
+
+
+def _as_revision(reading: frozenset[int], before: Expectation) -> Verdict | None:
+    """The tentative move's token (the mover of ``before``) moved on or back, the other unmoved."""
+    other = before.positions[1 - before.mover]
+    home = frozenset(before.positions)
+    if len(home) == 2 and reading == home:
+        return Verdict(REVISE, None)
+    for target in sorted(before.targets):
+        if target != other and reading == frozenset((target, other)):
+            return Verdict(REVISE, target)
+    return None

@@ -11,13 +11,14 @@ from __future__ import annotations
 from typing import Callable
 
 from ..rules import (DISCARD, Advance, Buy, ClaimSpecialTile, DiscardLeather, IllegalActionError,
-                     PlaceLeather, load_spec)
+                     PlaceLeather, apply, load_spec)
 from . import intents
 from .buttons import HOLD, PRESS, Gesture
 from .journal import JournalError
 from .model import GREEN, YELLOW
 from .session import Correction, Session, Setup, now_text
-from .tokens import LIFTED, MISMATCH, MOVE, ONTO, STILL, WAIT, Expectation, Verdict
+from .tokens import (ASK, LIFTED, MISMATCH, MOVE, ONTO, REVISE, STILL, THEN, WAIT, Expectation,
+                     Verdict)
 
 GAMES = (("patchwork", "Patchwork"), ("patchwork-express", "Patchwork Express"))
 BOARDS = (("2014", "2014 board"), ("revised", "revised board"))
@@ -59,6 +60,7 @@ class TableUI:
         self.correct_player = 0
         self.correct_delta = 0
         self.consume_reading = False
+        self.tentative = None       # the state before the last move while it is tentative
         self.known_names: Callable[[], list[str]] = list   # stored player names (names.py)
 
     # ----- resume ---------------------------------------------------------------
@@ -68,20 +70,27 @@ class TableUI:
             return
         session = Session(Setup.from_json(entries[0]["setup"]))
         ended = False
+        self.tentative = None
         for body in entries[1:]:
             if body.get("kind") == "turn":
+                before = session.state
                 session.commit(session.group_from_json(body["moves"]))
+                self.tentative = before if body.get("tentative") else None
             elif body.get("kind") == "end":
                 ended = True
                 at = body.get("ended", "")
                 session.ended = at if isinstance(at, str) else ""
         self.session = session
         self.mode = "end" if ended or session.state.over else self._play_mode()
+        if self.mode == "end":
+            self.tentative = None
         self.cursor = 0
 
     # ----- inputs -----------------------------------------------------------------
     def gesture(self, g: Gesture) -> None:
         """Handle one classified button gesture."""
+        if g.kind in (PRESS, HOLD):
+            self.tentative = None   # a player acted: the last move is final
         handler = getattr(self, f"_on_{self.mode}", None)
         if handler is not None:
             handler(g)
@@ -91,12 +100,15 @@ class TableUI:
         if v.kind == WAIT and not (v.expected or v.wrong):
             return                  # a hand is still moving: keep showing what was shown
         self.guide = v if (v.expected or v.wrong) else None
+        if v.kind == REVISE and self.tentative is not None:
+            self._revise(v.target, v.choices)
+            return
         if self.mode not in ("turn", "confirm") or self.session is None:
             return
+        if self.mode == "confirm" and v.kind in (STILL, LIFTED, MISMATCH, WAIT):
+            self._to_turn(keep_intent=True)     # the token left the space asked about
         if v.kind == STILL:
             self.mismatch = None
-            if self.mode == "confirm":
-                self._to_turn(keep_intent=True)
         elif v.kind == MISMATCH:
             self.mismatch = v
         elif v.kind == MOVE:
@@ -105,6 +117,12 @@ class TableUI:
         elif v.kind == ONTO:
             self.mismatch = None
             self._token_moved(v.target, onto=True)
+        elif v.kind == THEN:          # quick hands: the first move first, final at once
+            self.mismatch = None
+            self._token_moved(v.target, onto=False, final=True)
+        elif v.kind == ASK:           # quick hands in an order the readings cannot tell
+            self.mismatch = None
+            self._ask(sorted(v.choices))
         elif v.kind == LIFTED:
             self.mismatch = None
 
@@ -218,6 +236,7 @@ class TableUI:
                       chosen if chosen != ("Green", "Yellow") else (), started=self.wall_time())
         self._write({"kind": "setup", "setup": setup.to_json()})
         self.session = Session(setup)
+        self.consume_reading = True     # the board still shows the last game: forget it
         self._to_turn()
         self._explain_grey()
 
@@ -244,8 +263,13 @@ class TableUI:
         return intents.turn_options(self.state)
 
     def selected(self):
-        """The action chosen with NEXT in turn mode (kept while a move is confirmed), or None."""
+        """The action shown as chosen with NEXT in turn mode (kept while a move is confirmed),
+        or None. Browsing alone never makes a move: see :meth:`armed_action`."""
         return self.intent
+
+    def armed_action(self):
+        """The action chosen with NEXT and confirmed with OK (only its space counts), or None."""
+        return self.intent if self.armed else None
 
     def _on_turn(self, g: Gesture) -> None:
         if g.kind == HOLD:
@@ -284,22 +308,74 @@ class TableUI:
         pay = f"pay {self.state.spec.patches[action.patch].cost}, " if isinstance(action, Buy) else ""
         self.notice = f"{who}: {pay}move to space {target}"
 
-    def _token_moved(self, target: int, onto: bool) -> None:
+    def _token_moved(self, target: int, onto: bool, final: bool = False) -> None:
+        """The mover's token stands on ``target``: play the move chosen with OK, play a
+        lone advance (tentative unless ``final``), or ask which move it was.
+
+        Browsing with NEXT is not choosing (only OK arms a choice); after OK only
+        the chosen action's space counts (:meth:`expectation` offers no other); see
+        :meth:`_plain` for what is never guessed."""
         state = self.state
-        chosen = self.selected()
+        chosen = self.armed_action()
         if chosen is not None and intents.target_of(state, chosen) == target \
-                and not intents.why_not(state, chosen) and not onto:
+                and not intents.why_not(state, chosen):
             self._play(chosen)
             return
         found = intents.candidates_at(state, target)
         if not found:
             return
-        if len(found) == 1 and isinstance(found[0], Advance) and not onto:
-            self._play(found[0])
+        if len(found) == 1 and not onto and self._plain(found[0]):
+            self._play(found[0], tentative=not final)
             return
-        if self.mode != "confirm" or self.candidates != found:
-            at = found.index(self.intent) if self.intent in found else 0
-            self.mode, self.candidates, self.cursor = "confirm", found, at
+        self._ask(found)
+
+    def _plain(self, action) -> bool:
+        """A lone move the token alone may make: not from a space both tokens share (a knock
+        looks the same), and the other player moves next (or the game ends), so the same
+        token moving on can only revise it, never be a second move."""
+        state = self.state
+        if state.players[0].position == state.players[1].position:
+            return False
+        after = _after(state, action)
+        return after.over or after.to_move == 1 - state.to_move
+
+    def _ask(self, found) -> None:
+        """Ask "Which move?" about ``found`` (actions or target spaces), unless already asked."""
+        if found and isinstance(found[0], int):
+            found = [a for t in found for a in intents.candidates_at(self.state, t)]
+        if not found:
+            return
+        chosen = self.armed_action()
+        if chosen in found:              # a choice made with OK is never asked again:
+            found = [chosen]             # only whether it was made
+        if self.mode == "confirm" and self.candidates == found:
+            return
+        self.mode, self.candidates, self.cursor = "confirm", found, 0
+
+    def _revise(self, target: int | None, then=frozenset()) -> None:
+        """The tentative last move's token moved on to ``target`` (or back home: None):
+        the move is taken back (journalled as an undo) and the new reading judged. With
+        ``then``, the other player moved quickly after it: the revised move is final."""
+        self.tentative = None
+        self._write({"kind": "undo"})
+        group = self.session.undo()
+        back = self._undo_words(group)             # "Green: return 2 buttons; token back to 5"
+        self.mismatch = None
+        self._to_turn()
+        self.notice, self.tip = "", ""
+        if target is None:
+            self.instruction = back
+            return
+        turns = len(self.session.groups)
+        self._token_moved(target, onto=False, final=bool(then))
+        given = back.split("; token back")[0]      # the token moved on: only what to give back
+        if len(self.session.groups) > turns:
+            self.instruction = f"changed: {self.instruction or 'no buttons'}"
+        else:
+            self.instruction = ""
+        what = given.split(": ", 1)[-1]
+        if what not in ("turn undone", "token back"):
+            self.tip = f"the rest was no move: {what}"     # e.g. "return 2 buttons"
 
     def _on_confirm(self, g: Gesture) -> None:
         if g.kind == HOLD:
@@ -321,18 +397,29 @@ class TableUI:
         elif g.kind == PRESS and g.button in ("ok", "next"):
             self._commit([PlaceLeather() if g.button == "ok" else DISCARD])
 
-    def _play(self, action) -> None:
+    def _play(self, action, tentative: bool = False) -> None:
+        """Commit ``action`` with what follows by itself; a ``tentative`` move stays open to
+        revision until a player acts. (The move that ends the game lands on the other
+        token, on the last space, so it is always chosen or answered with OK: final.)"""
+        group, state = self._group(action)
+        if state is None:
+            return
+        self._commit(group, tentative)
+
+    def _group(self, action) -> tuple[list, object]:
+        """``action`` plus the leather patches it places by itself, and the state after."""
         group = [action]
         state, _ = self._check(group)
         if state is None:
-            return
+            return group, None
         while state.owed and state.spec.bonus_square:         # Patchwork: placed at once (R9)
             full = state.players[state.owed[0]].empty == 0
             group.append(DISCARD if full else PlaceLeather())  # R10 on a full quilt
             state, _ = self._check(group)
         if state.owed and state.players[state.owed[0]].empty == 0:
             group.append(DISCARD)                               # Express, full quilt: no choice
-        self._commit(group)
+            state, _ = self._check(group)
+        return group, state
 
     def _check(self, group):
         try:
@@ -341,12 +428,17 @@ class TableUI:
             self.notice = f"not allowed: {exc}"
             return None, ()
 
-    def _commit(self, group) -> bool:
+    def _commit(self, group, tentative: bool = False) -> bool:
         state, events = self._check(group)
         if state is None:
             return False
-        self._write({"kind": "turn", "moves": self.session.group_to_json(group)})
+        body = {"kind": "turn", "moves": self.session.group_to_json(group)}
+        if tentative:
+            body["tentative"] = True
+        before = self.session.state
+        self._write(body)
         events = self.session.commit(group)
+        self.tentative = before if tentative else None
         self.notice = ""
         said = intents.notices(events, self.session.setup.colours)
         if not said and all(isinstance(a, (PlaceLeather, DiscardLeather)) for a in group):
@@ -403,6 +495,7 @@ class TableUI:
                 return
         self._write({"kind": "undo"})
         group = self.session.undo()
+        self.tentative = None
         self.consume_reading = True
         self.mismatch = None
         self._to_turn()
@@ -507,12 +600,46 @@ class TableUI:
         if self.session is None or self.mode in ("end",):
             return None
         state = self.state
-        positions = (state.players[0].position, state.players[1].position)
+        before = None
+        if self.tentative is not None and self.mode in ("turn", "confirm", "leather"):
+            before = self._expect_in(self.tentative, None)
         if self.mode not in ("turn", "confirm") or state.to_move is None:
-            return Expectation(positions, None, frozenset())
-        targets = frozenset(intents.target_of(state, a) for a in intents.legal_set(state)
-                            if isinstance(a, (Buy, Advance)))
-        return Expectation(positions, state.to_move, targets)
+            return Expectation(_positions(state), None, frozenset(), previous=before)
+        return self._expect_in(state, self.armed_action(), before)
+
+    def _expect_in(self, state, chosen, before=None) -> Expectation:
+        """The expectation in ``state``: after OK (``chosen``) only its space counts; and
+        where the other player could go next after each target (for quick hands)."""
+        if chosen is not None and not intents.why_not(state, chosen):
+            actions = [chosen]
+        else:
+            actions = [a for a in intents.legal_set(state) if isinstance(a, (Buy, Advance))]
+        mover = state.to_move
+        follow: dict[int, frozenset[int]] = {}
+        for action in actions:
+            target = intents.target_of(state, action)
+            spaces = follow.get(target, frozenset())
+            after = _after(state, action)
+            if not after.over and after.to_move == 1 - mover:
+                spaces |= {intents.target_of(after, a) for a in intents.legal_set(after)
+                           if isinstance(a, (Buy, Advance))}
+            follow[target] = frozenset(spaces)
+        return Expectation(_positions(state), mover, frozenset(follow),
+                           tuple(sorted(follow.items())), before)
+
+
+def _after(state, action):
+    """The state after ``action`` and any leather patch it wins (placed when there is room;
+    either way the tokens and the turn order come out the same)."""
+    after = apply(state, action)[0]
+    while after.owed:
+        item = DISCARD if after.players[after.owed[0]].empty == 0 else PlaceLeather()
+        after = apply(after, item)[0]
+    return after
+
+
+def _positions(state) -> tuple[int, int]:
+    return (state.players[0].position, state.players[1].position)
 
 
 def spec_for(choice: dict):

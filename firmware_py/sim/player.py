@@ -1,13 +1,14 @@
 """Plays a game record at the simulated table, move by move, as two people would.
 
 Setup through the menus, the deal paged through, then for each move: action A
-by moving the token (selecting it first when the target is ambiguous), patches
+by moving the token (choosing it first when the target is ambiguous), patches
 bought either by choosing with NEXT/OK and then moving, or by moving first and
-confirming, the 7x7 claimed from the menu, corrections made with "Correct
-buttons" from the menu, Express leather patches placed (OK) or set aside (NEXT). Tokens alternately slide and are lifted. A free-layout
-record is set up with "free layout" (no deal) and each patch is bought the way
-a free layout works: the token moves first and the patch is picked among those
-whose time matches the distance, confirmed with OK.
+confirming (answering "Which move?" when the companion asks), the 7x7 claimed
+from the menu, corrections made with "Correct buttons" from the menu, Express
+leather patches placed (OK) or set aside (NEXT). Tokens alternately slide and
+are lifted. A free-layout record is set up with "free layout" (no deal) and each
+patch is bought the way a free layout works: the token moves first and the patch
+is picked among those whose time matches the distance, confirmed with OK.
 """
 from __future__ import annotations
 
@@ -117,7 +118,7 @@ class TablePlayer:
             h.press("ok")
         h.move(mover, target, "lift" if index % 3 == 2 else "slide")
         h.await_board({target, state.players[1 - mover].position})
-        if onto or (not choose_first and (ambiguous or action != ADVANCE)):
+        if onto or not choose_first:        # asked, or taken at once: either is fine
             self._confirm(index, action)
 
     def _confirm(self, index: int, action) -> None:

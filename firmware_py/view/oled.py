@@ -32,6 +32,7 @@ WIDTH, HEIGHT = 128, 64
 LINE = BIG.line        # 10 px per big text line
 HEADER = 10            # the title bar: rows 0..9
 FOOTER_Y = 59          # the legend: rows 59..63
+PICTURE_W = 40         # the "Which move?" picture column at the right
 TAG_MAX = 64           # widest warning tag in px
 TAG_MIN = 40           # the tag may squeeze the title down to this
 ON = 255               # a lit pixel in a mode "1" image
@@ -196,13 +197,20 @@ def _prompt(c: _Canvas, screen: Screen) -> None:
     """A question during play: ``title`` in the bar, the ``lines`` of text
     (wrapped, paged when they do not fit), then the ``options`` with the
     cursor on ``selected`` (at least two option rows are kept when there are
-    options), and the ``footer`` legend."""
+    options), and the ``footer`` legend. When ``patches`` are given (the
+    "Which move?" question), the selected one's picture stands in a column at
+    the right and the text keeps to the left of it."""
     _header(c, [screen.title], screen.warning)
     bottom = _bottom(screen)
+    picture = next((card for card in screen.patches if card.selected), None)
+    right = WIDTH - PICTURE_W if screen.patches else WIDTH
+    if picture is not None:
+        draw_patch(c.draw, (right + 2, HEADER + 2, PICTURE_W - 3, bottom - HEADER - 3),
+                   picture.shape, max_cell=6)
     rows = (bottom - HEADER - 1) // LINE
     text_rows = max(0, rows - min(len(screen.options), 2))
-    y = _lines(c, HEADER + 1, _wrap_all(screen.lines), text_rows)
-    _menu(c, y, bottom, screen.options, screen.selected)
+    y = _lines(c, HEADER + 1, _wrap_all(screen.lines, right - 2), text_rows, right)
+    _menu(c, y, bottom, screen.options, screen.selected, right)
 
 
 def _mismatch(c: _Canvas, screen: Screen) -> None:
@@ -360,11 +368,12 @@ def _text(c: _Canvas, x: int, y: int, text: str, width: int, fill: int = 1) -> N
         c.text(TINY, (x, y + BIG.top + 1), text, fill)
 
 
-def _lines(c: _Canvas, top: int, lines: Sequence[str], rows: int) -> int:
-    """Text rows from ``top``, ``rows`` per page; returns the y below the last."""
+def _lines(c: _Canvas, top: int, lines: Sequence[str], rows: int, right: int = WIDTH) -> int:
+    """Text rows from ``top`` left of x = ``right``, ``rows`` per page; returns the y
+    below the last."""
     shown = c.paginate(lines, rows, "lines")
     for i, line in enumerate(shown):
-        _text(c, 1, top + i * LINE, line, WIDTH - 2)
+        _text(c, 1, top + i * LINE, line, right - 2)
     return top + len(shown) * LINE
 
 
@@ -406,9 +415,10 @@ def _wrap_all(lines: Sequence[str], width: int = WIDTH - 2) -> list[str]:
     return out
 
 
-def _menu(c: _Canvas, top: int, bottom: int, options: Sequence[str], selected: int) -> None:
-    """Options one per row between ``top`` and ``bottom``, scrolled so the
-    ``selected`` one is visible; it is inverted and marked with an arrow."""
+def _menu(c: _Canvas, top: int, bottom: int, options: Sequence[str], selected: int,
+          right: int = WIDTH) -> None:
+    """Options one per row between ``top`` and ``bottom`` left of x = ``right``, scrolled
+    so the ``selected`` one is visible; it is inverted and marked with an arrow."""
     if not options:
         return
     rows = (bottom - top) // LINE
@@ -417,23 +427,25 @@ def _menu(c: _Canvas, top: int, bottom: int, options: Sequence[str], selected: i
         return
     start = max(0, min(selected - rows // 2, len(options) - rows))
     more = len(options) > rows
-    width = WIDTH - 8 - (7 if more else 0)
+    width = right - 8 - (7 if more else 0)
     for i, option in enumerate(options[start:start + rows]):
         y, chosen = top + i * LINE, start + i == selected
         if chosen:
-            c.draw.rectangle((0, y, WIDTH - 1, y + LINE - 1), fill=ON)
+            c.draw.rectangle((0, y, right - 1, y + LINE - 1), fill=ON)
             BIG.draw(c.draw, (1, y), ARROW, fill=0)
         _text(c, 7, y, option, width, fill=0 if chosen else 1)
     if more:
-        _scroll_marks(c.draw, top, top + rows * LINE, start > 0, start + rows < len(options))
+        _scroll_marks(c.draw, top, top + rows * LINE, start > 0, start + rows < len(options),
+                      right)
 
 
-def _scroll_marks(draw: Draw, top: int, bottom: int, up: bool, down: bool) -> None:
-    """Up/down arrows in a black strip at the right edge."""
+def _scroll_marks(draw: Draw, top: int, bottom: int, up: bool, down: bool,
+                  right: int = WIDTH) -> None:
+    """Up/down arrows in a black strip at the right edge (x = ``right``)."""
     for show, icon, y in ((up, UP, top), (down, DOWN, bottom - LINE)):
         if show:
-            draw.rectangle((WIDTH - 7, y, WIDTH - 1, y + LINE - 1), fill=0)
-            BIG.draw(draw, (WIDTH - 6, y), icon)
+            draw.rectangle((right - 7, y, right - 1, y + LINE - 1), fill=0)
+            BIG.draw(draw, (right - 6, y), icon)
 
 
 def _name(player: PlayerLine) -> str:
