@@ -39,18 +39,31 @@ class Companion:
 def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callable | None = None,
                     on_oled_frame=None, on_led_frame=None, notifier=None,
                     clock: Callable[[], float] = time.monotonic) -> Companion:
-    """Build every part from ``cfg``, resume the journal and start the loop and sensor link."""
+    """Build every part from ``cfg``, resume the journal and start the loop and sensor link.
+
+    The loop starts (and says READY) before the buttons, the LED strip and the OLED
+    are built, whose libraries take most of the start-up; they are built right
+    after it, and a part that fails is reported as at any start (``service.problems``,
+    the OLED's warning, the log) before this returns."""
     folder = Path(folder) if folder else state_dir(cfg)
     holder: dict = {}
 
     def _post(event):
         holder["service"].post(event)
 
-    parts = build_parts(cfg, _post, clock, on_oled_frame=on_oled_frame, on_led_frame=on_led_frame)
+    parts = build_parts(cfg, _post, clock, on_oled_frame=on_oled_frame, on_led_frame=on_led_frame,
+                        defer=True)
     service = Service(cfg, parts, folder, clock=clock, deal=deal, notifier=notifier)
     holder["service"] = service
     service.ui.sensor_status(False, "sensor: connecting" if parts.sensor_ports else "sensor: no port")
-    service.start()
+    service.start()               # READY: the loop runs; the buttons and outputs come up behind it
+    failures = parts.finish()
+
+    def _built():
+        if not parts.sensor_ports:             # the simulated sensor did not start
+            service.ui.sensor_status(False, "sensor: no port")
+        service.parts_built(failures)
+    service.call(_built, timeout=30.0)
     link = None
     if parts.sensor_ports:
         link = SensorLink(parts.sensor_ports, cfg["sensor"]["baud"], service.post, clock)

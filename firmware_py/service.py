@@ -135,15 +135,26 @@ class Service:
         """
         self.problems = []
         loaded = self.keeper.load(self._problem)
-        for failure in self.parts.failures:
-            self.problems.append(failure)
-            self.ui.warnings[failure.split(" failed")[0]] = failure.split(":")[0]
+        self._take_parts(self.parts.failures)
         self._resume_entries(loaded.entries)
         self.keeper.resumed()
+        return self.problems
+
+    def parts_built(self, failures: list[str]) -> None:
+        """On the loop thread (:meth:`call`), once ``Parts.finish`` built the parts
+        left for after start-up: report their ``failures`` (the strings of
+        ``Parts.failures``) as :meth:`resume` does and show the game on them."""
+        self._take_parts(failures)
+        self._refresh(self.clock(), force=True)
+
+    def _take_parts(self, failures: list[str]) -> None:
+        """Report start ``failures`` (problems and OLED warnings); watch the outputs."""
+        for failure in failures:
+            self.problems.append(failure)
+            self.ui.warnings[failure.split(" failed")[0]] = failure.split(":")[0]
         for part in (self.parts.strip, self.parts.oled):
             if part is not None:
                 part.on_failure = lambda _part: self.post(None)   # wake the loop to say so
-        return self.problems
 
     def _problem(self, text: str) -> None:
         LOG.warning("%s", text)
