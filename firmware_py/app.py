@@ -18,6 +18,7 @@ from .hw.sensor_link import SensorLink
 from .service import Service
 
 LOG = logging.getLogger(__name__)
+SIGNAL_POLL_S = 0.5   #: the longest a SIGTERM/SIGINT taken by another thread waits to be handled
 
 
 @dataclass
@@ -27,13 +28,17 @@ class Companion:
     service: Service
     parts: Parts
     link: SensorLink | None
+    capture: object = None     #: a ``sim.capture.Capture`` when ``sim.capture_dir`` is set
 
     def close(self) -> None:
-        """Stop the loop, then the sensor link, then outputs off and pins released."""
+        """Stop the loop, then the sensor link, then outputs off and pins released; then
+        the frame capture (if any) is flushed, its last frames being the outputs off."""
         self.service.stop()
         if self.link is not None:
             self.link.stop()
         self.parts.close()
+        if self.capture is not None:
+            self.capture.close()
 
 
 def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callable | None = None,
@@ -44,13 +49,21 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
     The loop starts (and says READY) before the buttons, the LED strip and the OLED
     are built, whose libraries take most of the start-up; they are built right
     after it, and a part that fails is reported as at any start (``service.problems``,
-    the OLED's warning, the log) before this returns."""
+    the OLED's warning, the log) before this returns.
+
+    With the sim backend and ``sim.capture_dir`` set, every OLED frame (PNG) and LED
+    frame (JSON lines) also goes to that folder (see ``sim.capture.Capture``), besides
+    the ``on_oled_frame``/``on_led_frame`` hooks given."""
     folder = Path(folder) if folder else state_dir(cfg)
     holder: dict = {}
 
     def _post(event):
         holder["service"].post(event)
 
+    capture = _capture(cfg)
+    if capture is not None:
+        on_oled_frame = _both(capture.oled, on_oled_frame)
+        on_led_frame = _both(capture.leds, on_led_frame)
     parts = build_parts(cfg, _post, clock, on_oled_frame=on_oled_frame, on_led_frame=on_led_frame,
                         defer=True)
     service = Service(cfg, parts, folder, clock=clock, deal=deal, notifier=notifier)
@@ -68,26 +81,59 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
     if parts.sensor_ports:
         link = SensorLink(parts.sensor_ports, cfg["sensor"]["baud"], service.post, clock)
         link.start()
-    return Companion(service, parts, link)
+    return Companion(service, parts, link, capture)
+
+
+def _capture(cfg: dict):
+    """A frame capture into ``sim.capture_dir`` (sim backend only; None when unset)."""
+    where = cfg["sim"]["capture_dir"]
+    if not where:
+        return None
+    if cfg[""]["backend"] != "sim":
+        LOG.warning("sim.capture_dir %s is used with the sim backend only; not capturing", where)
+        return None
+    from .sim.capture import Capture     # only when asked: keeps start-up imports small
+    try:
+        capture = Capture(Path(where).expanduser())
+    except OSError as exc:      # a bad folder costs the capture, never the game
+        LOG.warning("sim.capture_dir %s: cannot keep frames there (%s); not capturing", where, exc)
+        return None
+    LOG.info("keeping every OLED and LED frame in %s", where)
+    return capture
+
+
+def _both(first: Callable, second: Callable | None) -> Callable:
+    """A frame hook calling ``first`` then ``second`` (if any)."""
+    if second is None:
+        return first
+
+    def hook(frame):
+        first(frame)
+        second(frame)
+    return hook
 
 
 def run_forever(cfg: dict) -> int:
     """The ``run`` command: serve until SIGTERM/SIGINT, then shut down in order (design 6)."""
     from .hw.sdnotify import Notifier
     notifier = Notifier.from_environment()
-    companion = start_companion(cfg, notifier=notifier)
     done = threading.Event()
 
     def _stop(signum, _frame):
-        LOG.info("signal %s: shutting down", signum)
+        if not done.is_set():       # a second Ctrl-C or SIGTERM: already on the way out
+            LOG.info("signal %s: shutting down", signum)
         done.set()
 
+    # before starting: a Ctrl-C while the journal loads stops in order, too
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
-    for problem in companion.service.problems:
-        LOG.warning("%s", problem)
+    # start-up problems were logged where found (the part builder, Service._problem)
+    companion = start_companion(cfg, notifier=notifier)
     LOG.info("companion running; journal in %s", companion.service.folder)
-    done.wait()
+    # a bounded wait: the kernel may hand the signal to any thread, and then only the main
+    # thread's next wake-up runs the handler (a wait without a timeout could sleep forever)
+    while not done.wait(SIGNAL_POLL_S):
+        pass
     notifier.stopping("shutting down")
     companion.close()
     return 0

@@ -15,6 +15,7 @@ import queue
 import random
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -134,7 +135,8 @@ class Service:
         is not in the history yet. Reads nothing of the history.
         """
         self.problems = []
-        loaded = self.keeper.load(self._problem)
+        with _start_timeout_extended(self.notifier):    # a huge journal must not get us killed
+            loaded = self.keeper.load(self._problem)
         self._take_parts(self.parts.failures)
         self._resume_entries(loaded.entries)
         self.keeper.resumed()
@@ -400,6 +402,38 @@ class _LazyPager:
         """When the next page is due, or None (see ``Pager.next_at``)."""
         return self._get().next_at(now)
 
+
+
+EXTEND_S = 30.0        #: each EXTEND_TIMEOUT_USEC asks systemd for this many more seconds
+EXTEND_EVERY_S = 10.0  #: and is sent again this often while the journal loads
+
+
+@contextmanager
+def _start_timeout_extended(notifier):
+    """While the body runs (loading the journal: seconds for a large journal of the old
+    design on a Pi Zero 2 W), send systemd ``EXTEND_TIMEOUT_USEC`` at once and then every
+    :data:`EXTEND_EVERY_S`, so the unit's TimeoutStartSec does not kill a start that is
+    still working and restart it in a loop. Never extends the limit below the unit's
+    own (systemd's rule). ``notifier``: an ``sdnotify.Notifier`` or None (nothing sent)."""
+    if notifier is None:
+        yield
+        return
+    done = threading.Event()
+
+    def keep_extending():
+        """Ask for more time until the body is done (its own thread)."""
+        while True:
+            notifier.extend_timeout(EXTEND_S)
+            if done.wait(EXTEND_EVERY_S):
+                return
+
+    thread = threading.Thread(target=keep_extending, name="start-timeout-extender", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 def _random_deal(game: str):

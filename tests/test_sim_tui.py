@@ -234,6 +234,32 @@ def test_the_layout_follows_the_terminal_size(table):
     asyncio.run(run())
 
 
+def test_every_table_key_is_in_the_legend_and_whole_at_80x24(table):
+    """Each thing a key does at the table (pick up, lift, set down, tidy, unplug the sensor,
+    quit, help) is in both legends under one of its keys; at 80x24 every narrow legend row
+    shows whole (nothing cut, nothing scrolled away)."""
+    from firmware_py.sim.tui import KEYMAP, KEYS_NARROW, KEYS_WIDE, KeysPanel
+
+    for rows in (KEYS_NARROW, KEYS_WIDE):
+        shown = "".join(key for key, _ in rows)
+        for kind in ("pick", "lift", "down", "tidy", "cable", "quit", "help"):
+            keys = [k if k != "question_mark" else "?" for k, (what, _) in KEYMAP.items()
+                    if what == kind]
+            assert any(len(k) == 1 and k in shown for k in keys), (kind, keys, rows)
+
+    async def run():
+        app = SimApp(table)
+        async with app.run_test(size=(80, 24)) as pilot:
+            keys = app.query_one(KeysPanel)
+            await _until(pilot, lambda: keys.shown is not None, "the key legend")
+            lines = str(keys.render()).split("\n")
+            assert len(lines) == len(KEYS_NARROW) <= keys.size.height
+            assert all(len(line) <= keys.size.width for line in lines), (keys.size, lines)
+            assert "U  unplug" in lines
+
+    asyncio.run(run())
+
+
 def test_board_shows_tokens_moved_with_keys_and_a_hold_undoes(table):
     service = table.companion.service
 

@@ -303,6 +303,9 @@ class LedStrip(Part):
             self.pixels.show()
         except Exception as exc:  # noqa: BLE001
             self._fail(exc)
+            return
+        if self.on_frame is not None:            # the dark frame is a frame sent, too
+            self.on_frame([(0, 0, 0)] * len(self.pixels))
 
 
 class Oled(Part):
@@ -338,3 +341,7 @@ class Oled(Part):
             self.device.hide()
         except Exception as exc:  # noqa: BLE001
             self._fail(exc)
+            return
+        if self.on_frame is not None:            # the cleared screen is a frame sent, too
+            from PIL import Image
+            self.on_frame(Image.new("1", (self.device.width, self.device.height)))

@@ -532,8 +532,10 @@ class SimSensorProcess:
         root = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
             [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+        # its own process group: a Ctrl-C in the terminal stops the companion, which then
+        # ends this process in order (quit, end of stdin); it never dies half-way on its own
         self.proc = subprocess.Popen(self.args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     env=env, text=True, bufsize=1)
+                                     env=env, text=True, bufsize=1, process_group=0)
         threading.Thread(target=self._read_replies, name="sim-sensor-replies", daemon=True).start()
         ready = self._wait_reply("ready", timeout)
         self.tty = ready.get("tty")
@@ -625,7 +627,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the simulated sensor until ``quit``, end of stdin or SIGTERM."""
+    """Run the simulated sensor until ``quit``, end of stdin, SIGTERM or Ctrl-C (exit 130)."""
     args = build_parser().parse_args(argv)
     if not 1 <= args.spaces <= sp.MAX_SPACES or args.speed <= 0 or args.heartbeat <= 0:
         build_parser().error("need 1 <= spaces <= 128, speed > 0 and heartbeat > 0")
@@ -634,6 +636,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _print_json({"ready": True, "link": args.link, "tty": sensor.link.tty})
         sensor.run()
+    except KeyboardInterrupt:            # Ctrl-C when run on its own: stop, no traceback
+        return 130
     finally:
         sensor.unplug()
     return 0

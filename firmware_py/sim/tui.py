@@ -147,9 +147,9 @@ class BoardPanel(Widget):
 
 KEYS_NARROW = (
     ("n", "NEXT"), ("o\u23ce", "OK"), ("b\u232b", "BACK"), ("O", "hold=menu"), ("B", "hold=undo"),
-    ("g", "green"), ("y", "yellow"), ("\u2190\u2192", "slide"), ("l", "lift"), ("d", "set down"),
-    ("r", "tidy up"), ("q", "quit"), ("?", "help"), ("$", "income"), ("L", "leather"),
-    ("GY", "tokens"))
+    ("g", "green G"), ("y", "yellow Y"), ("\u2190\u2192", "slide"), ("l", "lift"),
+    ("d", "set down"), ("r", "tidy up"), ("U", "unplug"), ("q", "quit"), ("?", "help"),
+    ("$", "income"), ("L", "leather"))
 KEYS_WIDE = (
     ("n", "NEXT  (move the OLED cursor)"), ("o / Enter", "OK    (choose, confirm)"),
     ("b / Bksp", "BACK  (go back, cancel)"), ("O", "hold OK: the menu"),
