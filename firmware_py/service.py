@@ -181,7 +181,8 @@ class Service:
             break
 
     def start(self) -> "Service":
-        """Resume and run the loop on its own thread; returns once the first frame is out."""
+        """Resume and run the loop on its own thread; returns once it runs (READY) and the
+        first frame went to the parts built so far."""
         self.resume()
         self._thread = threading.Thread(target=self.run, name="companion-loop", daemon=True)
         self._thread.start()
