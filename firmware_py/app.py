@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from .companion.names import load_names
 from .config import state_dir
+from .feed import ControlListener, FeedPublisher, feed_dir
 from .hw.backends import Parts, build_parts
 from .hw.sensor_link import SensorLink
 from .service import Service
@@ -29,21 +31,29 @@ class Companion:
     parts: Parts
     link: SensorLink | None
     capture: object = None     #: a ``sim.capture.Capture`` when ``sim.capture_dir`` is set
+    feed: FeedPublisher | None = None
+    control: ControlListener | None = None
 
     def close(self) -> None:
         """Stop the loop, then the sensor link, then outputs off and pins released; then
-        the frame capture (if any) is flushed, its last frames being the outputs off."""
+        the frame capture (if any) is flushed, its last frames being the outputs off; then
+        the live feed stops."""
         self.service.stop()
         if self.link is not None:
             self.link.stop()
         self.parts.close()
         if self.capture is not None:
             self.capture.close()
+        if self.control is not None:
+            self.control.close()
+        if self.feed is not None:
+            self.feed.close()
 
 
 def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callable | None = None,
                     on_oled_frame=None, on_led_frame=None, notifier=None,
-                    clock: Callable[[], float] = time.monotonic) -> Companion:
+                    clock: Callable[[], float] = time.monotonic,
+                    feed: str | Path | None = None, names: str | Path | None = None) -> Companion:
     """Build every part from ``cfg``, resume the journal and start the loop and sensor link.
 
     The loop starts (and says READY) before the buttons, the LED strip and the OLED
@@ -53,7 +63,9 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
 
     With the sim backend and ``sim.capture_dir`` set, every OLED frame (PNG) and LED
     frame (JSON lines) also goes to that folder (see ``sim.capture.Capture``), besides
-    the ``on_oled_frame``/``on_led_frame`` hooks given."""
+    the ``on_oled_frame``/``on_led_frame`` hooks given. ``feed``: publish the live feed
+    into this folder (see :mod:`.feed`), or None; ``names``: the file of player names
+    offered at setup (``companion.names``), or None."""
     folder = Path(folder) if folder else state_dir(cfg)
     holder: dict = {}
 
@@ -66,8 +78,11 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
         on_led_frame = _both(capture.leds, on_led_frame)
     parts = build_parts(cfg, _post, clock, on_oled_frame=on_oled_frame, on_led_frame=on_led_frame,
                         defer=True)
-    service = Service(cfg, parts, folder, clock=clock, deal=deal, notifier=notifier)
+    publisher = FeedPublisher(feed) if feed is not None else None
+    service = Service(cfg, parts, folder, clock=clock, deal=deal, notifier=notifier, feed=publisher)
     holder["service"] = service
+    if names is not None:                   # offered at setup; edited on the web page (PIN)
+        service.ui.known_names = lambda: load_names(names)
     service.ui.sensor_status(False, "sensor: connecting" if parts.sensor_ports else "sensor: no port")
     service.start()               # READY: the loop runs; the buttons and outputs come up behind it
     failures = parts.finish()
@@ -81,7 +96,18 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
     if parts.sensor_ports:
         link = SensorLink(parts.sensor_ports, cfg["sensor"]["baud"], service.post, clock)
         link.start()
-    return Companion(service, parts, link, capture)
+    control = None
+    if feed is not None:
+        try:
+            control = ControlListener(feed, service.post)
+        except OSError as exc:
+            LOG.warning("no control socket in %s (%s): the web page cannot show a PIN", feed, exc)
+    return Companion(service, parts, link, capture, publisher, control)
+
+
+def names_path(cfg: dict) -> Path:
+    """The player names file of ``cfg``: ``names.json`` in the state folder."""
+    return state_dir(cfg) / "names.json"
 
 
 def _capture(cfg: dict):
@@ -128,7 +154,8 @@ def run_forever(cfg: dict) -> int:
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     # start-up problems were logged where found (the part builder, Service._problem)
-    companion = start_companion(cfg, notifier=notifier)
+    companion = start_companion(cfg, notifier=notifier, feed=feed_dir(cfg),
+                                names=names_path(cfg))
     LOG.info("companion running; journal in %s", companion.service.folder)
     # a bounded wait: the kernel may hand the signal to any thread, and then only the main
     # thread's next wake-up runs the handler (a wait without a timeout could sleep forever)

@@ -94,6 +94,22 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "dir": Key("str", "", "folder of the journal and saved game records "
                    "('' = $XDG_STATE_HOME/patchwork-companion or ~/.local/state/patchwork-companion)"),
     },
+    "feed": {
+        "dir": Key("str", "", "folder of the live feed (live.json and feed/*.sock) that the web "
+                   "page and other local readers use ('' = $RUNTIME_DIRECTORY, "
+                   "$XDG_RUNTIME_DIR/patchwork-companion or <tmp>/patchwork-companion-<uid>)"),
+    },
+    "web": {
+        "enabled": Key("bool", False, "install and start the LAN page (patchwork-companion-web) "
+                       "with the service"),
+        "address": Key("str", "127.0.0.1", "the one address the page listens on "
+                       "(127.0.0.1 = this machine only; the Pi's LAN address or 0.0.0.0 for the LAN)",
+                       pattern=r"[0-9A-Fa-f.:]{2,45}|localhost",
+                       shape="an IPv4/IPv6 address or 'localhost'"),
+        "port": Key("int", 8080, "TCP port of the page", lo=1024, hi=65535),
+        "pin_minutes": Key("int", 5, "how long a PIN shown on the OLED lets a browser edit "
+                           "player names", lo=1, hi=60),
+    },
     "sim": {
         "sensor_link": Key("str", "", "path of the simulated sensor's pty link ('' = a temporary one)"),
         "speed": Key("float", 1.0, "simulated hands' speed factor", lo=0.1, hi=100.0),

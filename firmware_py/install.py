@@ -68,6 +68,7 @@ __all__ = [
 ]
 
 SERVICE = "patchwork-companion.service"
+WEB_SERVICE = "patchwork-companion-web.service"
 USER = "patchwork"
 GROUPS = ("gpio", "i2c", "spi", "dialout")
 PREFIX = PurePosixPath("/opt/patchwork-companion")
@@ -78,6 +79,8 @@ CONFIG = PurePosixPath("/etc/patchwork-companion/config.toml")
 UNIT = PurePosixPath("/etc/systemd/system") / SERVICE
 DROPIN = PurePosixPath("/etc/systemd/system") / (SERVICE + ".d") / "50-pwm-root.conf"
 WANTS_LINK = PurePosixPath("/etc/systemd/system/multi-user.target.wants") / SERVICE
+WEB_UNIT = PurePosixPath("/etc/systemd/system") / WEB_SERVICE
+WEB_WANTS_LINK = PurePosixPath("/etc/systemd/system/multi-user.target.wants") / WEB_SERVICE
 UDEV_RULE = PurePosixPath("/etc/udev/rules.d/99-patchwork-sensor.rules")
 SYSUSERS = PurePosixPath("/etc/sysusers.d/patchwork-companion.conf")
 MODULES = PurePosixPath("/etc/modules-load.d/patchwork-companion.conf")
@@ -145,6 +148,10 @@ class Options:
         reinstall: run pip even when the install stamp matches.
         system_site_packages: create the venv with ``--system-site-packages``
             (so Raspberry Pi OS's python3-lgpio can be used).
+        web: also install and start the web page (``patchwork-companion-web.service``),
+            setting ``[web] enabled = true`` and ``address = web_address`` in the config.
+        web_address: the address the page listens on with ``web`` (default: every
+            interface, so the LAN can reach it).
     """
 
     root: Path = Path("/")
@@ -160,6 +167,8 @@ class Options:
     start: bool = True
     reinstall: bool = False
     system_site_packages: bool = True
+    web: bool = False
+    web_address: str = "0.0.0.0"
 
 
 @dataclass(frozen=True)
@@ -618,12 +627,16 @@ class Installer:
             self.report("config", "ok", f"{CONFIG} exists (kept as it is)")
         else:
             self.write_file("config", CONFIG, config_text)
+        config_text = self.step_web_config(config_text)
 
         self.step_package(source, plan)
         binary = VENV / "bin" / "patchwork-companion"
         self.check_config(binary)
 
         self.write_file("unit", UNIT, (systemd_dir / SERVICE).read_text("utf-8"))
+        web_on = self.web_enabled(config_text)
+        if web_on:
+            self.write_file("web unit", WEB_UNIT, (systemd_dir / WEB_SERVICE).read_text("utf-8"))
         if driver == "neopixel" and model != "pi5":
             note = "" if model in (*MODELS, "other") else " (model unknown: pass --model pi5 for a Pi 5)"
             self.write_file("pwm drop-in", DROPIN, PWM_ROOT_DROPIN)
@@ -648,14 +661,69 @@ class Installer:
             self.report("udev reload", "ok", "rule unchanged")
         # also after an earlier run that wrote the unit and then failed
         status, stale = self.query(["systemctl", "show", "--property=NeedDaemonReload", "--value", SERVICE])
-        if self._touched("unit", "pwm drop-in") or (status == 0 and stale.strip() == "yes"):
+        if self._touched("unit", "pwm drop-in", "web unit") or (status == 0 and stale.strip() == "yes"):
             self.command("daemon-reload", ["systemctl", "daemon-reload"])
         else:
             self.report("daemon-reload", "ok", "unit unchanged")
         self.step_enable()
         self.step_start()
+        self.step_web(web_on)
         self.summary()
         return self.results
+
+    # -- the web page (off unless --web or [web] enabled = true) ------------
+
+    def web_enabled(self, config_text: str) -> bool:
+        """True when the config being installed turns the web page on."""
+        try:
+            web = tomllib.loads(config_text).get("web", {})
+        except tomllib.TOMLDecodeError:
+            return False
+        return isinstance(web, dict) and web.get("enabled") is True
+
+    def step_web_config(self, config_text: str) -> str:
+        """With --web: set [web] enabled = true and the address in the config (the only
+        keys the installer changes in an existing config, because they were asked for)."""
+        if not self.options.web:
+            return config_text
+        new = set_toml_value(config_text, "web", "enabled", "true")
+        new = set_toml_value(new, "web", "address", f'"{self.options.web_address}"')
+        if tomllib.loads(new).get("web") != tomllib.loads(config_text).get("web"):
+            self.write_file("web config", CONFIG, new)
+        else:
+            self.report("web config", "ok", f"{CONFIG} has [web] enabled = true")
+        return new
+
+    def step_web(self, on: bool) -> None:
+        """Enable and (re)start the web page's unit when the config turns it on."""
+        if not on:
+            self.report("web", "skipped", "off (install --web, or [web] enabled = true, turns "
+                        "the LAN page on)")
+            return
+        if self.run_commands:
+            status, output = self.query(["systemctl", "is-enabled", WEB_SERVICE])
+            enabled = status == 0 and output.strip() == "enabled"
+        else:
+            enabled = self.path(WEB_WANTS_LINK).is_symlink()
+        if enabled:
+            self.report("web enable", "ok", f"{WEB_SERVICE} is enabled")
+        elif self.run_commands:
+            self.command("web enable", ["systemctl", "enable", WEB_SERVICE])
+        else:
+            self.command("web enable", ["systemctl", f"--root={self.root}", "enable", WEB_SERVICE],
+                         offline=True)
+        if not (self.options.start and self.run_commands):
+            self.report("web start", "skipped", "it starts with the system")
+            return
+        status, _ = self.query(["systemctl", "is-active", "--quiet", WEB_SERVICE])
+        relevant = {n for n in ("package", "config", "web config", "web unit") if self._touched(n)}
+        if status != 0:
+            self.command("web start", ["systemctl", "start", WEB_SERVICE])
+        elif relevant:
+            self.command("web start", ["systemctl", "restart", WEB_SERVICE],
+                         f"  (changed: {', '.join(sorted(relevant))})")
+        else:
+            self.report("web start", "ok", f"{WEB_SERVICE} is running")
 
     def _would(self, name: str) -> bool:
         return any(r.name == name and r.status == "would change" for r in self.results)
@@ -872,6 +940,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--reinstall", action="store_true", help="run pip even if this version is installed")
     parser.add_argument("--no-system-site-packages", dest="system_site_packages", action="store_false",
                         help="create the venv without the system's packages (e.g. python3-lgpio)")
+    parser.add_argument("--web", action="store_true",
+                        help="also install and start the LAN web page (sets [web] enabled = true)")
+    parser.add_argument("--web-address", default="0.0.0.0",
+                        help="with --web: the one address the page listens on (default: %(default)s, "
+                        "every interface; 127.0.0.1 keeps it on the Pi)")
     return parser
 
 
@@ -894,7 +967,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         python=args.python, leds_driver=args.leds_driver, model=args.model, arch=args.arch,
         python_version=args.python_version,
         config_template=args.config_template, start=args.start, reinstall=args.reinstall,
-        system_site_packages=args.system_site_packages,
+        system_site_packages=args.system_site_packages, web=args.web,
+        web_address=args.web_address,
     )
     installer = Installer(options)
     try:

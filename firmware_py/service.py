@@ -26,6 +26,7 @@ from .companion.model import Lights, Screen
 from .companion.screens import build_lights, build_screen
 from .companion.tokens import TokenWatch
 from .companion.ui import TableUI
+from .feed import PIN_WARNING, ShowPin, capture_ui
 from .hw.parts import Animation, RawButton
 from .hw.sensor_link import SensorOccupancy, SensorStatus
 from .keeper import Keeper
@@ -69,7 +70,9 @@ class Service:
     ``folder``: journal and records folder; ``clock``: monotonic seconds;
     ``deal``: optional ``game -> (circle, blue)`` (default: a fresh random deal);
     ``notifier``: an ``sdnotify.Notifier`` or None; ``wall``: the wall clock (an
-    aware ``datetime``) for the records' start and end times.
+    aware ``datetime``) for the records' start and end times; ``feed``: a
+    ``feed.FeedPublisher`` handed a capture after every rebuild (never waited for),
+    or None.
 
     The journal, the snapshot and the history of finished games are the
     :class:`~.keeper.Keeper`'s (``self.keeper``; ``self.journal`` and
@@ -79,7 +82,7 @@ class Service:
 
     def __init__(self, cfg: dict, parts, folder: str | Path, *, clock: Callable[[], float] = time.monotonic,
                  deal: Callable | None = None, notifier=None,
-                 wall: Callable[[], datetime] = lambda: datetime.now().astimezone()):
+                 wall: Callable[[], datetime] = lambda: datetime.now().astimezone(), feed=None):
         self.cfg = cfg
         self.parts = parts
         self.clock = clock
@@ -95,6 +98,7 @@ class Service:
         self.ui = TableUI(self.keeper.write, deal or _random_deal, self.keeper.save_record)
         self.keeper.ui = self.ui
         self.notifier = notifier
+        self.feed = feed              # a feed.FeedPublisher (its own thread) or None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_screen: Screen | None = None
@@ -108,6 +112,7 @@ class Service:
         self._channel_maps: dict[int, dict[int, int]] = {}
         self._next_watchdog = 0.0
         self._seq = 0
+        self._pin_until: float | None = None   # a web PIN is shown on the OLED until then
         self.status: Status | None = None
         self.ready = threading.Event()
         self.problems: list[str] = []
@@ -230,7 +235,7 @@ class Service:
 
     # ----- the loop's work ---------------------------------------------------------------
     def _timeout(self, now: float) -> float | None:
-        deadlines = [self.buttons.next_deadline(), self.watch.next_deadline(now),
+        deadlines = [self.buttons.next_deadline(), self.watch.next_deadline(now), self._pin_until,
                      self._next_watchdog if self._watchdog_period() else None, self.keeper.retry_at]
         due = [d - now for d in deadlines if d is not None]
         due += [h for h in (p.hang_in() for p in self._outputs()) if h is not None]
@@ -266,6 +271,9 @@ class Service:
                 self.ui.warnings["sensor link"] = "sensor link errors"
             else:
                 self.ui.warnings.pop("sensor link", None)
+        elif isinstance(event, ShowPin):       # display only: the game is not touched
+            self.ui.warnings[PIN_WARNING] = f"PIN {event.pin}"
+            self._pin_until = now + event.seconds
         elif isinstance(event, _Call):
             try:
                 event.result = event.fn()
@@ -274,6 +282,10 @@ class Service:
             event.done.set()
 
     def _tick(self, now: float) -> None:
+        if self._pin_until is not None and now >= self._pin_until:
+            self._pin_until = None
+            self.ui.warnings.pop(PIN_WARNING, None)
+            self._touch()
         for gesture in self.buttons.tick(now):
             self._touch()
             self.ui.gesture(gesture)
@@ -370,6 +382,8 @@ class Service:
         ui = self.ui
         self.status = Status(ui.mode, len(ui.session.groups) if ui.session else 0, ui.state, screen,
                              lights, tuple(ui.warnings.values()), ui.saved_to, self._seq)
+        if self.feed is not None:              # immutable values only; built on its thread
+            self.feed.submit(capture_ui(ui, screen, lights))
 
     def _watchdog_period(self) -> float | None:
         return self.notifier.watchdog_period() if self.notifier is not None else None

@@ -18,6 +18,7 @@ from firmware_py.config import SCHEMA, ConfigError, load_config, validate
 
 # values of the wrong type for each kind of key
 WRONG_TYPE = {
+    "bool": ["yes", 1, 0, [True]],
     "int": ["5", 1.5, True, [5], {"x": 1}],
     "float": ["0.5", True, [1.0]],
     "str": [5, True, ["x"], 1.5],

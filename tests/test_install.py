@@ -493,3 +493,35 @@ def test_live_plan_follows_the_pis_python(tmp_path, monkeypatch):
         apt = next(c for c in acting(system.calls) if c[:2] == ["apt-get", "install"])
         assert ("build-essential" in apt) == builds, (python, apt)
         assert any(f"Python {python}" in line for line in lines)
+
+
+# ------------------------------------------------------------------ the web page
+
+
+def test_web_page_is_off_unless_asked_for(tmp_path):
+    root = make_root(tmp_path)
+    code, out = run(root)
+    assert code == 0 and "off (install --web" in out
+    assert not (root / "etc/systemd/system/patchwork-companion-web.service").exists()
+    config = tomllib.loads((root / "etc/patchwork-companion/config.toml").read_text())
+    assert config["web"]["enabled"] is False and config["web"]["address"] == "127.0.0.1"
+
+
+def test_install_web_installs_and_enables_the_page_and_stays_idempotent(tmp_path):
+    root = make_root(tmp_path)
+    assert run(root)[0] == 0
+    code, out = run(root, "--web", "--web-address", "192.168.1.20")
+    assert code == 0, out
+    unit = root / "etc/systemd/system/patchwork-companion-web.service"
+    assert unit.read_text() == (REPO / "systemd/patchwork-companion-web.service").read_text()
+    config_text = (root / "etc/patchwork-companion/config.toml").read_text()
+    config = tomllib.loads(config_text)
+    assert (config["web"]["enabled"], config["web"]["address"]) == (True, "192.168.1.20")
+    assert config["backend"] == "pi" and config["journal"]["dir"] == str(install.STATE_DIR)
+    assert "systemctl --root=" in out and f"enable {install.WEB_SERVICE}" in out
+    from firmware_py.config import validate
+    assert validate(config)["web"]["enabled"] is True
+    before = snapshot(root)
+    code, out = run(root)                                   # the config keeps it on
+    assert code == 0 and snapshot(root) == before
+    assert "patchwork-companion-web.service is up to date" in out

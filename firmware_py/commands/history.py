@@ -1,56 +1,112 @@
-"""``patchwork-companion history``: the finished games, newest first; ``--rebuild``
-recreates the index from the records."""
+"""``patchwork-companion history``: finished games, newest first; ``history show ID``: one game;
+``history --rebuild``: recreate the index from the saved records.
+
+``history`` prints one line per game: id, date, game, time board, both players
+with their scores (the first player first), the winner and the duration.
+``--player NAME`` and ``--game G`` filter; ``--limit N`` (default 50, 0 = all);
+``--json`` prints one JSON object (an index row) per line instead. ``history
+show ID`` prints the tally and a turn-by-turn table (who moved, the move, then
+both players' space, buttons, income, empty squares and score after it).
+"""
 from __future__ import annotations
 
 import json
 import sqlite3
 import sys
-from pathlib import Path
+
+from .common import add_filters, add_store_options, fail, store_folder
 
 
-def store_folder(config: str | None, store: str | None) -> Path | None:
-    """The store folder: ``--store``, else the config's journal folder (None: config
-    errors were printed)."""
-    if store:
-        return Path(store)
-    from ..config import load_or_report, state_dir
-    cfg = load_or_report(config)
-    return None if cfg is None else state_dir(cfg)
+def add_parser(sub) -> None:
+    """Register ``history``."""
+    p = sub.add_parser("history", help="finished games, newest first (history show ID: one game; "
+                       "--rebuild: recreate the index from the saved records)")
+    p.add_argument("show", nargs="*", metavar="show ID",
+                   help="'show ID': the tally and a turn-by-turn table of game ID")
+    add_filters(p)
+    p.add_argument("--limit", type=int, default=50, help="at most this many games (0: all)")
+    p.add_argument("--json", action="store_true", help="one JSON object per game")
+    p.add_argument("--rebuild", action="store_true", help="recreate the index from records/*.json")
+    add_store_options(p)
+    p.set_defaults(func=run)
 
 
-def run_history(config: str | None, store: str | None, rebuild: bool, player: str | None,
-                game: str | None, limit: int, as_json: bool) -> int:
-    """The command; exit 0, or 2 with a message (no such store, unusable index)."""
+def run(args, out=None) -> int:
+    """The command; returns the exit status (2: bad arguments, no such game, unusable index)."""
     from ..store import History
-    from ..store.history import row_text
-    folder = store_folder(config, store)
+    out = out or sys.stdout
+    folder = store_folder(args)
     if folder is None:
         return 2
     history = History(folder)
-    if rebuild:
-        try:
-            report = history.rebuild()
-        except (OSError, sqlite3.Error) as exc:
-            print(f"history --rebuild: cannot write {history.db_path}: {exc}", file=sys.stderr)
-            return 2
-        if report.set_aside:
-            print(f"{history.db_path}: damaged; kept as {report.set_aside}", file=sys.stderr)
-        for path, why in report.skipped:
-            print(f"{path}: skipped: {why}", file=sys.stderr)
-        print(f"{history.db_path}: {report.games} games indexed from {history.records}"
-              + (f", {len(report.skipped)} records skipped" if report.skipped else ""))
-        return 0
+    if args.rebuild:
+        return rebuild(history, out)
+    if args.show:
+        if len(args.show) != 2 or args.show[0] != "show":
+            return fail("history: expected 'history show ID' (or no argument for the list)")
+        return show(folder, args.show[1], out)
+    if args.limit < 0:
+        return fail("history: --limit must be 0 (all) or more")
     if not history.db_path.exists():
         print(f"no history in {folder} yet (no finished game; or run 'history --rebuild')",
               file=sys.stderr)
         return 0 if not history.records.is_dir() else 2
+    from ..store.history import dumps_row, row_text
+    from ..store.stats import page_of_games
     try:
         with history.index() as index:
-            rows = index.games(player=player, game=game, limit=limit)
+            rows = page_of_games(index, args.player, args.game, args.limit or 1 << 62, 0)
     except sqlite3.Error as exc:
-        print(f"{history.db_path}: {exc}; 'patchwork-companion history --rebuild' recreates it",
-              file=sys.stderr)
-        return 2
+        return fail(f"{history.db_path}: {exc}; 'patchwork-companion history --rebuild' "
+                    "recreates it")
     for row in rows:
-        print(json.dumps(row, sort_keys=True) if as_json else row_text(row))
+        print(dumps_row(row) if args.json else row_text(row), file=out)
+    return 0
+
+
+def rebuild(history, out) -> int:
+    """``history --rebuild``: recreate the index from the records (skipped files are listed)."""
+    try:
+        report = history.rebuild()
+    except (OSError, sqlite3.Error) as exc:
+        print(f"history --rebuild: cannot write {history.db_path}: {exc}", file=sys.stderr)
+        return 2
+    if report.set_aside:
+        print(f"{history.db_path}: damaged; kept as {report.set_aside}", file=sys.stderr)
+    for path, why in report.skipped:
+        print(f"{path}: skipped: {why}", file=sys.stderr)
+    print(f"{history.db_path}: {report.games} games indexed from {history.records}"
+          + (f", {len(report.skipped)} records skipped" if report.skipped else ""), file=out)
+    return 0
+
+
+def show(folder, game_id: str, out) -> int:
+    """Print one game's tally and its turn-by-turn table (control characters of a record's
+    names shown escaped, as in the list)."""
+    from ..store.history import _shown
+    from ..web.library import Library
+    library = Library(folder)
+    found = library.game(game_id)
+    if found is None:
+        return fail(f"history show: no game {game_id!r} in {folder} "
+                    "('patchwork-companion history' lists the ids)")
+    row, record = found
+    print(f"{_shown(row['id'])}  {row['game']} ({row['time_board']} time board), "
+          f"started {_shown(row.get('started') or '?')}", file=out)
+    print(f"{'player':12} {'buttons':>7} {'special':>7} {'empty':>5} {'score':>5}", file=out)
+    for p in row["players"]:
+        mark = "  winner" if p["winner"] else ""
+        print(f"{_shown(p['name']):12} {p['buttons']:7d} {7 if p['special'] else 0:7d} {p['empty']:5d} "
+              f"{p['score']:5d}{mark}", file=out)
+    names = [_shown(p["name"]) for p in row["players"]]
+    group = "space buttons income empty score"
+    print("", file=out)
+    print(f"{'':3}  {'':36}" + "".join(f"  {n[:len(group)]:<{len(group)}}" for n in names),
+          file=out)
+    print(f"{'#':>3}  {'move':36}" + f"  {group}" * 2, file=out)
+    for k, frame in enumerate(library.replay_steps(record)[1:], 1):
+        cells = "".join(f"  {p['position']:5d} {p['buttons']:7d} {p['income']:6d} {p['empty']:5d} "
+                        f"{p['score']:5d}" for p in frame["players"])
+        text = _shown(frame["text"].split(": ", 1)[1])
+        print(f"{k:3d}  {text[:36]:36}{cells}".rstrip(), file=out)
     return 0

@@ -18,9 +18,10 @@ def player_lines(ui: TableUI) -> tuple[PlayerLine, PlayerLine]:
     """Both players' standings, player 0 (who started) first."""
     state = ui.state
     colours = ui.session.setup.colours
+    names = ui.session.setup.seat_names()
     out = []
     for i, p in enumerate(state.players):
-        out.append(PlayerLine(colours[i].capitalize(), colours[i], p.position, p.buttons,
+        out.append(PlayerLine(names[i], colours[i], p.position, p.buttons,
                               p.income, p.empty, state.special == i, score(state, i),
                               state.to_move == i and ui.mode != "end"))
     return tuple(out)
@@ -56,6 +57,10 @@ def _setup_board(ui):
 
 def _setup_first(ui):
     return _choose("Who starts?", ["Green", "Yellow"], ui)
+
+
+def _setup_names(ui):
+    return _choose(f"{ui.naming().capitalize()} player is", ui.name_options(), ui)
 
 
 def _setup_layout(ui):
@@ -176,7 +181,7 @@ def _end(ui):
 
 
 _BUILDERS = {"setup_game": _setup_game, "setup_board": _setup_board, "setup_first": _setup_first,
-             "setup_layout": _setup_layout, "deal": _deal, "turn": _turn, "confirm": _confirm,
+             "setup_names": _setup_names, "setup_layout": _setup_layout, "deal": _deal, "turn": _turn, "confirm": _confirm,
              "leather": _leather, "menu": _menu, "claim": _claim, "correct_who": _correct_who,
              "correct_amount": _correct_amount, "end_confirm": _end_confirm, "end": _end}
 

@@ -19,7 +19,9 @@ class Setup:
     """How the game was set up: ``game`` ("patchwork"/"patchwork-express"),
     ``time_board`` ("2014"/"revised"/"standard"), ``first`` colour ("green" or
     "yellow": that player is player 0, R4), the dealt ``circle`` and Express
-    ``blue`` order, and ``free`` for a freely laid-out circle (design 2.1)."""
+    ``blue`` order, and ``free`` for a freely laid-out circle (design 2.1);
+    ``names``: the players' names as (green's, yellow's), chosen at setup, or ()
+    for the defaults "Green" and "Yellow"."""
 
     game: str
     time_board: str
@@ -27,25 +29,38 @@ class Setup:
     circle: tuple[int, ...]
     blue: tuple[int, ...] = ()
     free: bool = False
+    names: tuple[str, ...] = ()
 
     @property
     def colours(self) -> tuple[str, str]:
         """Colour of player 0 and player 1."""
         return (GREEN, YELLOW) if self.first == GREEN else (YELLOW, GREEN)
 
+    def seat_names(self) -> tuple[str, str]:
+        """The names of player 0 and player 1 (who started first), e.g. ("Anna", "Green")."""
+        by_colour = dict(zip((GREEN, YELLOW), self.names)) if len(self.names) == 2 else {}
+        return tuple(by_colour.get(c) or c.capitalize() for c in self.colours)  # type: ignore
+
     def to_json(self) -> dict:
         """A JSON-ready dict (for the journal)."""
-        return {"game": self.game, "time_board": self.time_board, "first": self.first,
-                "circle": list(self.circle), "blue": list(self.blue), "free": self.free}
+        out = {"game": self.game, "time_board": self.time_board, "first": self.first,
+               "circle": list(self.circle), "blue": list(self.blue), "free": self.free}
+        if self.names:
+            out["names"] = list(self.names)
+        return out
 
     @classmethod
     def from_json(cls, data: dict) -> "Setup":
         """Inverse of :meth:`to_json`; raises ValueError on a bad value."""
         try:
             setup = cls(data["game"], data["time_board"], data["first"], tuple(data["circle"]),
-                        tuple(data.get("blue", ())), bool(data.get("free", False)))
+                        tuple(data.get("blue", ())), bool(data.get("free", False)),
+                        tuple(data.get("names", ())))
         except (KeyError, TypeError) as exc:
             raise ValueError(f"bad setup entry: {exc!r}") from exc
+        if setup.names and (len(setup.names) != 2 or not all(isinstance(n, str) and n
+                                                             for n in setup.names)):
+            raise ValueError(f"setup.names must be two names, got {setup.names!r}")
         if setup.first not in (GREEN, YELLOW):
             raise ValueError(f"setup.first must be green or yellow, got {setup.first!r}")
         setup.start_state()  # validates the circle against the catalogue
@@ -76,6 +91,17 @@ class Session:
         self.setup = setup
         self.groups: list[tuple] = []
         self._states: list[GameState] = [setup.start_state()]
+
+    @classmethod
+    def restored(cls, setup: Setup, groups, state: GameState) -> "Session":
+        """A session holding ``groups`` (already applied, ending in ``state``) without
+        replaying them: for reading (``record()``, ``state``) off the loop thread, e.g. by
+        the live feed; its ``undo`` cannot go back further than ``state``."""
+        session = cls.__new__(cls)
+        session.setup = setup
+        session.groups = list(groups)
+        session._states = [state]
+        return session
 
     @property
     def state(self) -> GameState:
@@ -147,7 +173,7 @@ class Session:
                 move = action_to_move(spec, item)
                 if move is not None:
                     moves.append(move)
-        names = players or tuple(c.capitalize() for c in self.setup.colours)
+        names = players or self.setup.seat_names()
         meta = dict(meta or {})
         if corrections:
             meta["corrections"] = corrections

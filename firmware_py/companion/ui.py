@@ -55,6 +55,7 @@ class TableUI:
         self.correct_player = 0
         self.correct_delta = 0
         self.consume_reading = False
+        self.known_names: Callable[[], list[str]] = list   # stored player names (names.py)
 
     # ----- resume ---------------------------------------------------------------
     def resume(self, entries: list[dict]) -> None:
@@ -138,9 +139,39 @@ class TableUI:
     def _on_setup_first(self, g: Gesture) -> None:
         def _ok(i):
             self.choice["first"] = (GREEN, YELLOW)[i]
-            self.mode = "setup_layout"
+            self.choice["names"] = {}
+            stored = list(self.known_names())
+            self.choice["known"] = stored
+            self.mode = "setup_names" if stored else "setup_layout"
         back = "setup_board" if self.choice.get("game") == "patchwork" else "setup_game"
         self._choose(g, 2, _ok, lambda: setattr(self, "mode", back))
+
+    # ----- names (a separate step, only when names are stored: see companion/names.py) -----
+    def naming(self) -> str:
+        """The colour whose name is chosen now (setup_names mode)."""
+        return GREEN if GREEN not in self.choice["names"] else YELLOW
+
+    def name_options(self) -> list[str]:
+        """The names offered for :meth:`naming`: its colour first (the default), then the
+        stored names not taken by the other player."""
+        colour = self.naming()
+        taken = set(self.choice["names"].values())
+        return [colour.capitalize()] + [n for n in self.choice["known"] if n not in taken]
+
+    def _on_setup_names(self, g: Gesture) -> None:
+        options = self.name_options()
+
+        def _ok(i):
+            self.choice["names"][self.naming()] = options[i]
+            if len(self.choice["names"]) == 2:
+                self.mode = "setup_layout"
+
+        def _back():
+            if self.choice["names"]:
+                self.choice["names"].pop(GREEN)
+            else:
+                self.mode = "setup_first"
+        self._choose(g, len(options), _ok, _back)
 
     def _on_setup_layout(self, g: Gesture) -> None:
         def _ok(i):
@@ -150,7 +181,13 @@ class TableUI:
                 self._start_game()
             else:
                 self.mode, self.cursor = "deal", 0
-        self._choose(g, 2, _ok, lambda: setattr(self, "mode", "setup_first"))
+        def _back():
+            if self.choice.get("known"):               # back to the yellow player's name
+                self.choice["names"].pop(YELLOW, None)
+                self.mode = "setup_names"
+            else:
+                self.mode = "setup_first"
+        self._choose(g, 2, _ok, _back)
 
     def _on_deal(self, g: Gesture) -> None:
         if g.kind != PRESS:
@@ -169,7 +206,10 @@ class TableUI:
 
     def _start_game(self) -> None:
         c = self.choice
-        setup = Setup(c["game"], c["time_board"], c["first"], c["circle"], c["blue"], c["free"])
+        names = c.get("names") or {}
+        chosen = (names.get(GREEN, "Green"), names.get(YELLOW, "Yellow"))
+        setup = Setup(c["game"], c["time_board"], c["first"], c["circle"], c["blue"], c["free"],
+                      chosen if chosen != ("Green", "Yellow") else ())
         self._write({"kind": "setup", "setup": setup.to_json()})
         self.session = Session(setup)
         self._to_turn()

@@ -215,6 +215,20 @@ def _build_rest(parts: Parts, cfg: dict, post: Callable, clock: Callable, sim: b
             parts.sensor_ports = [str(link)] if link else []
 
 
+#: backend -> where its simulated token sensor lives ("module:class"), resolved by name when
+#: that backend starts: hw/ imports nothing from the rooms above it (sim/ is one of them)
+SENSOR_SIMULATORS = {"sim": "firmware_py.sim.sensor:SimSensorProcess"}
+
+
+def resolve(spec: str):
+    """The object named by ``"package.module:attribute"`` (imported now).
+
+    Raises ImportError or AttributeError naming what is missing."""
+    from importlib import import_module
+    module, _, attribute = spec.partition(":")
+    return getattr(import_module(module), attribute)
+
+
 def _start_sim_sensor(cfg: dict, spaces: int, link: str):
-    from ..sim.sensor import SimSensorProcess
+    SimSensorProcess = resolve(SENSOR_SIMULATORS["sim"])
     return SimSensorProcess(link, spaces=spaces, speed=cfg["sim"]["speed"]).start()

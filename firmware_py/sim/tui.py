@@ -103,16 +103,20 @@ class Table:
         self.companion.close()
 
 
-def open_table(cfg: dict, folder: str | Path, seed: int | None = None) -> Table:
+def open_table(cfg: dict, folder: str | Path, seed: int | None = None,
+               feed: str | Path | None = None, names: str | Path | None = None) -> Table:
     """Start the companion on ``cfg`` (backend forced to "sim") with its journal in
-    ``folder``; ``seed`` makes the dealt circle repeatable."""
+    ``folder``; ``seed`` makes the dealt circle repeatable; ``feed``: publish the live
+    feed there (for ``patchwork-companion web``), or None; ``names``: the file of player
+    names offered at setup, or None."""
     from ..app import start_companion
     cfg = {**cfg, "": {**cfg[""], "backend": "sim"}}
     tap = FrameTap()
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     companion = start_companion(cfg, folder=folder, deal=_seeded_deal(seed),
-                                on_oled_frame=tap.on_oled, on_led_frame=tap.on_leds)
+                                on_oled_frame=tap.on_oled, on_led_frame=tap.on_leds, feed=feed,
+                                names=names)
     return Table(companion, tap, folder)
 
 
@@ -519,7 +523,10 @@ def main(argv: list[str] | None = None) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     logging.basicConfig(filename=folder / "sim.log", level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    table = _quietly(lambda: open_table(cfg, folder, args.seed), folder / "sim.log")
+    from ..app import names_path
+    from ..feed import feed_dir
+    table = _quietly(lambda: open_table(cfg, folder, args.seed, feed_dir(cfg), names_path(cfg)),
+                     folder / "sim.log")
     try:
         SimApp(table).run()
     finally:

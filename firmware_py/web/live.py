@@ -1,0 +1,140 @@
+"""The web process's side of the live feed: one subscriber socket, many browsers.
+
+:class:`LiveHub` binds the feed socket ``web.sock`` in the feed folder, wakes
+on each datagram through the asyncio loop (``add_reader``: no thread, no
+polling), keeps the newest snapshot, encodes it once as a server-sent event
+and hands it to every open page. Each page (:class:`Client`) keeps only the
+newest event it has not sent yet, so a slow browser skips states instead of
+piling them up, and never holds up the others. Every two seconds it checks
+that its socket file still exists (the feed folder may have been recreated)
+and reads ``live.json`` if it is newer than what it has (a missed datagram).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+
+from ..feed import LIVE_FILE, FeedSubscriber, read_live
+
+LOG = logging.getLogger(__name__)
+
+CHECK_SECONDS = 2.0
+
+
+class Client:
+    """One open page: the newest event not yet sent (bytes) and a wake-up."""
+
+    def __init__(self):
+        self.pending: bytes | None = None
+        self.wake = asyncio.Event()
+
+    def offer(self, event: bytes) -> None:
+        """Replace what waits with ``event`` (older unsent states are skipped)."""
+        self.pending = event
+        self.wake.set()
+
+    async def next_event(self, timeout: float) -> bytes | None:
+        """The next event, or None after ``timeout`` seconds without one."""
+        try:
+            await asyncio.wait_for(self.wake.wait(), timeout)
+        except asyncio.TimeoutError:
+            return None
+        self.wake.clear()
+        event, self.pending = self.pending, None
+        return event
+
+
+def sse_event(snapshot: dict) -> bytes:
+    """A snapshot as one server-sent event (``id`` = its seq, ``data`` = its JSON)."""
+    data = json.dumps(snapshot, separators=(",", ":"))
+    return f"id: {snapshot.get('seq', 0)}\nevent: live\ndata: {data}\n\n".encode()
+
+
+class LiveHub:
+    """Feed subscriber + fan-out to pages. ``snapshot`` is the newest (or None)."""
+
+    def __init__(self, folder: str | Path, name: str = "web"):
+        self.folder = Path(folder)
+        self.name = name
+        self.snapshot: dict | None = read_live(self.folder)
+        self.event: bytes | None = sse_event(self.snapshot) if self.snapshot else None
+        self.clients: set[Client] = set()
+        self.sub: FeedSubscriber | None = None
+        self._task: asyncio.Task | None = None
+        self.received = 0
+        self._mtime = 0                 # live.json's mtime when last read
+
+    async def start(self) -> None:
+        """Bind the socket and start listening (call inside the running loop)."""
+        self._bind()
+        self._task = asyncio.get_running_loop().create_task(self._watch())
+
+    def _bind(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self.sub is not None:
+            loop.remove_reader(self.sub.fileno())
+            self.sub.bind()
+        else:
+            self.sub = FeedSubscriber(self.folder, self.name)
+        loop.add_reader(self.sub.fileno(), self._readable)
+
+    def _readable(self) -> None:
+        snap = self.sub.drain()
+        if snap is not None:
+            self.received += 1
+            self.update(snap)
+
+    def update(self, snap: dict) -> None:
+        """Take ``snap`` if it is newer than the one held, and push it to every page."""
+        old = self.snapshot
+        if old is not None and old.get("run") == snap.get("run") and \
+                snap.get("seq", 0) <= old.get("seq", 0):
+            return
+        self.snapshot = snap
+        self.event = sse_event(snap)
+        for client in self.clients:
+            client.offer(self.event)
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(CHECK_SECONDS)
+            try:
+                if not self.sub.bound():
+                    LOG.info("live feed socket %s vanished: binding again", self.sub.path)
+                    self._bind()
+                try:
+                    mtime = (self.folder / LIVE_FILE).stat().st_mtime_ns
+                except FileNotFoundError:
+                    continue                      # nothing published yet
+                if mtime != self._mtime:          # changed since: a datagram may be missing
+                    self._mtime = mtime
+                    snap = read_live(self.folder)
+                    if snap is not None:
+                        self.update(snap)
+            except OSError as exc:
+                LOG.warning("live feed in %s: %s", self.folder, exc)
+
+    def add(self) -> Client:
+        """A new page: it gets the newest snapshot first."""
+        client = Client()
+        self.clients.add(client)
+        if self.event is not None:
+            client.offer(self.event)
+        return client
+
+    def remove(self, client: Client) -> None:
+        """A page went away."""
+        self.clients.discard(client)
+
+    async def close(self) -> None:
+        """Stop listening and remove the socket file."""
+        if self._task is not None:
+            self._task.cancel()
+        if self.sub is not None:
+            try:
+                asyncio.get_running_loop().remove_reader(self.sub.fileno())
+            except (RuntimeError, ValueError):
+                pass
+            self.sub.close()
