@@ -12,8 +12,8 @@ import sys
 
 #: the commands in the order ``--help`` lists them (modules of firmware_py.commands)
 COMMANDS = ("demo", "replay", "run", "sim", "selftest", "calibrate", "template", "install", "config",
-            "web", "history", "stats", "export", "backup", "restore")
-VERBOSE_DEFAULT = {"run": logging.INFO, "web": logging.INFO}   #: commands that log by default
+            "web", "history", "stats", "export", "backup", "restore", "club")
+VERBOSE_DEFAULT = {"run": logging.INFO, "web": logging.INFO, "club": logging.INFO}   #: commands that log by default
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -110,6 +110,23 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "pin_minutes": Key("int", 5, "how long a PIN shown on the OLED lets a browser edit "
                            "player names", lo=1, hi=60),
     },
+    "club": {
+        "enabled": Key("bool", False, "publish this table to the club's MQTT broker (from the "
+                       "networked process; the game service stays offline)"),
+        "host": Key("str", "localhost", "host name or address of the club's MQTT broker",
+                    pattern=r"[A-Za-z0-9.:_-]{1,253}", shape="a host name or address"),
+        "port": Key("int", 1883, "broker port (1883 plain, 8883 TLS by convention)", lo=1, hi=65535),
+        "tls": Key("bool", False, "connect with TLS (the broker's certificate is checked)"),
+        "ca_file": Key("str", "", "CA certificate file for TLS ('' = the system's CAs)"),
+        "username": Key("str", "", "user name at the broker ('' = anonymous)"),
+        "password_file": Key("str", "", "file whose first line is the password (needed with a user name)"),
+        "club": Key("str", "club", "club id: the topic level patchwork/<club>/...",
+                    pattern=r"[A-Za-z0-9_-]{1,32}", shape="1 to 32 letters, digits, '_' or '-'"),
+        "table": Key("str", "table-1", "this box's table name: patchwork/<club>/<table>/...",
+                     pattern=r"[A-Za-z0-9_-]{1,32}", shape="1 to 32 letters, digits, '_' or '-'"),
+        "keepalive": Key("int", 5, "MQTT keep-alive in seconds: the broker calls a silent box "
+                         "offline after 1.5 times this", lo=2, hi=60),
+    },
     "sim": {
         "sensor_link": Key("str", "", "path of the simulated sensor's pty link ('' = a temporary one)"),
         "speed": Key("float", 1.0, "simulated hands' speed factor", lo=0.1, hi=100.0),
@@ -173,12 +190,25 @@ def validate(data: dict, source: str = "config") -> dict[str, dict[str, Any]]:
         else:
             _section("", {name: value}, out, problems)
     problems += _check_layouts(out)
+    problems += _check_club(out["club"])
     pins = [out["buttons"][b] for b in ("next", "ok", "back")]
     if len(set(pins)) != 3:
         problems.append(f"buttons: next, ok and back need three different BCM pins, got {pins}")
     if problems:
         raise ConfigError(problems, source)
     return out
+
+
+def _check_club(club: dict) -> list[str]:
+    """A user name needs a password file (no default password); TLS's CA file, if named, exists."""
+    problems = []
+    if club["username"] and not club["password_file"]:
+        problems.append("club.password_file: a club.username needs a password file")
+    for key in ("password_file", "ca_file"):
+        path = club[key]
+        if club["enabled"] and path and not Path(path).expanduser().is_file():
+            problems.append(f"club.{key}: {path} is not a readable file")
+    return problems
 
 
 def _check_layouts(out: dict) -> list[str]:

@@ -466,9 +466,10 @@ class FeedSubscriber:
     def drain(self) -> dict | None:
         """The newest snapshot queued (older ones are skipped), or None when none waits."""
         newest = None
+        self.sock.settimeout(0.0)          # a timeout left by receive() would make recv wait
         while True:
             try:
-                data = self.sock.recv(1 << 20, socket.MSG_DONTWAIT)
+                data = self.sock.recv(1 << 20)
             except (BlockingIOError, InterruptedError):
                 return newest
             snap = self._decode(data)

@@ -47,4 +47,10 @@ def run(args) -> int:
     except ImportError as exc:
         return fail(f"web: {exc.name or exc} is not installed; "
                     "pip install 'patchwork-companion' installs aiohttp with it")
-    return serve(cfg, args.address, args.port, args.store)
+    from .club import start_bridge
+    stop_club = start_bridge(cfg, args.config)      # club mode rides on this networked process
+    try:
+        return serve(cfg, args.address, args.port, args.store)
+    finally:
+        if stop_club is not None:
+            stop_club()
