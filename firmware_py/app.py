@@ -56,6 +56,11 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
                     feed: str | Path | None = None, names: str | Path | None = None) -> Companion:
     """Build every part from ``cfg``, resume the journal and start the loop and sensor link.
 
+    The loop starts (and says READY) before the buttons, the LED strip and the OLED
+    are built, whose libraries take most of the start-up; they are built right
+    after it, and a part that fails is reported as at any start (``service.problems``,
+    the OLED's warning, the log) before this returns.
+
     With the sim backend and ``sim.capture_dir`` set, every OLED frame (PNG) and LED
     frame (JSON lines) also goes to that folder (see ``sim.capture.Capture``), besides
     the ``on_oled_frame``/``on_led_frame`` hooks given. ``feed``: publish the live feed
@@ -71,14 +76,22 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
     if capture is not None:
         on_oled_frame = _both(capture.oled, on_oled_frame)
         on_led_frame = _both(capture.leds, on_led_frame)
-    parts = build_parts(cfg, _post, clock, on_oled_frame=on_oled_frame, on_led_frame=on_led_frame)
+    parts = build_parts(cfg, _post, clock, on_oled_frame=on_oled_frame, on_led_frame=on_led_frame,
+                        defer=True)
     publisher = FeedPublisher(feed) if feed is not None else None
     service = Service(cfg, parts, folder, clock=clock, deal=deal, notifier=notifier, feed=publisher)
     holder["service"] = service
     if names is not None:                   # offered at setup; edited on the web page (PIN)
         service.ui.known_names = lambda: load_names(names)
     service.ui.sensor_status(False, "sensor: connecting" if parts.sensor_ports else "sensor: no port")
-    service.start()
+    service.start()               # READY: the loop runs; the buttons and outputs come up behind it
+    failures = parts.finish()
+
+    def _built():
+        if not parts.sensor_ports:             # the simulated sensor did not start
+            service.ui.sensor_status(False, "sensor: no port")
+        service.parts_built(failures)
+    service.call(_built, timeout=30.0)
     link = None
     if parts.sensor_ports:
         link = SensorLink(parts.sensor_ports, cfg["sensor"]["baud"], service.post, clock)

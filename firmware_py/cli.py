@@ -37,10 +37,20 @@ def version() -> str:
         return "unknown"
 
 
+class _Version(argparse.Action):
+    """``--version``: the version is looked up only when asked (reading the package's
+    metadata costs every start of the service some 10 ms otherwise)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"patchwork-companion {version()}")
+        parser.exit()
+
+
 def _add_global_options(parser, sub) -> None:
     """``--version`` on the command; ``-v``/``--log-level`` before or after the subcommand."""
     from .logs import LEVELS
-    parser.add_argument("--version", action="version", version=f"patchwork-companion {version()}")
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="show the program's version and exit")
     children = [child for name, child in sub.choices.items() if name != "install"]
     for p, default in [(parser, None)] + [(child, argparse.SUPPRESS) for child in
                                           dict.fromkeys(children)]:

@@ -144,15 +144,26 @@ class Service:
         self.problems = []
         with _start_timeout_extended(self.notifier):    # a huge journal must not get us killed
             loaded = self.keeper.load(self._problem)
-        for failure in self.parts.failures:
-            self.problems.append(failure)
-            self.ui.warnings[failure.split(" failed")[0]] = failure.split(":")[0]
+        self._take_parts(self.parts.failures)
         self._resume_entries(loaded.entries)
         self.keeper.resumed()
+        return self.problems
+
+    def parts_built(self, failures: list[str]) -> None:
+        """On the loop thread (:meth:`call`), once ``Parts.finish`` built the parts
+        left for after start-up: report their ``failures`` (the strings of
+        ``Parts.failures``) as :meth:`resume` does and show the game on them."""
+        self._take_parts(failures)
+        self._refresh(self.clock(), force=True)
+
+    def _take_parts(self, failures: list[str]) -> None:
+        """Report start ``failures`` (problems and OLED warnings); watch the outputs."""
+        for failure in failures:
+            self.problems.append(failure)
+            self.ui.warnings[failure.split(" failed")[0]] = failure.split(":")[0]
         for part in (self.parts.strip, self.parts.oled):
             if part is not None:
                 part.on_failure = lambda _part: self.post(None)   # wake the loop to say so
-        return self.problems
 
     def _problem(self, text: str) -> None:
         LOG.warning("%s", text)
@@ -177,7 +188,8 @@ class Service:
             break
 
     def start(self) -> "Service":
-        """Resume and run the loop on its own thread; returns once the first frame is out."""
+        """Resume and run the loop on its own thread; returns once it runs (READY) and the
+        first frame went to the parts built so far."""
         self.resume()
         self._thread = threading.Thread(target=self.run, name="companion-loop", daemon=True)
         self._thread.start()

@@ -14,6 +14,7 @@ import random
 import re
 
 import pytest
+from PIL import ImageChops
 
 from firmware_py.companion import intents
 from firmware_py.companion.buttons import HOLD, PRESS, Gesture
@@ -292,3 +293,23 @@ def test_the_clipping_check_catches_what_does_not_fit():
     screen = Screen("turn", notice=long, footer="NEXT:choose OK:buy")
     assert page_count(screen) > 1 and problems(screen) == []
     assert render(screen, 0).tobytes() != render(screen, 1).tobytes()
+
+
+def test_cursor_moves_on_the_turn_screen_change_one_display_page() -> None:
+    """NEXT through every option of a turn (three patches, then advance)
+    changes only pixel rows of one 8-row page of the display: the selection
+    bar under a card and, for the advance, the legend ("OK:advance to 2")."""
+    ui = new_ui(3)
+    start(ui, Seen(), 0, 0, 0, False)
+    before = build_screen(ui)
+    footers = []
+    for _ in intents.turn_options(ui.state):
+        press(ui, "next")
+        after = build_screen(ui)
+        footers.append(after.footer)
+        box = ImageChops.difference(render(before).convert("L"),
+                                    render(after).convert("L")).getbbox()
+        assert box is not None and box[1] // 8 == (box[3] - 1) // 8, \
+            f"a cursor move changes rows {box[1]}..{box[3] - 1}" if box else "nothing changed"
+        before = after
+    assert footers[-1] == "NEXT:choose OK:advance to 1" and footers[0] == "NEXT:choose OK:buy"

@@ -10,6 +10,7 @@ writes ``/tmp/oled-golden/*.png`` at 4x.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 import sys
 from pathlib import Path
 
@@ -197,13 +198,16 @@ def test_fonts_are_bitmaps() -> None:
     assert fonts.TINY.width("M") == 6       # widened so M and N differ
 
 
-def test_selected_card_is_framed_and_unbuyable_dithered() -> None:
+def test_selected_card_is_underlined_and_unbuyable_dithered() -> None:
     """turn_buy's cards under a one-line notice and a footer: the cards fill rows 30..57; card 1
-    (x 43..84) is framed; card 0's picture (rows 31..45) is a checkerboard (no
-    two horizontally adjacent lit pixels), card 2's is solid squares."""
+    (x 43..84) has the selection bar on rows 56..57 and no frame; card 0's
+    picture (rows 31..45) is a checkerboard (no two horizontally adjacent lit
+    pixels), card 2's is solid squares."""
     image = render(Screen("turn", players=(GREEN, YELLOW), notice="Green: pay 7",
                           patches=SCREENS["turn_buy"].patches, footer="NEXT:choose OK:buy"))
-    assert all(_lit(image, 43, y) and _lit(image, 84, y) for y in range(30, 58))
+    assert all(_lit(image, x, y) for x in range(43, 85) for y in (56, 57))
+    assert not any(_lit(image, x, y) for x in (*range(0, 43), *range(85, 128)) for y in (56, 57))
+    assert not any(_lit(image, 43, y) or _lit(image, 84, y) for y in range(30, 47))
     assert not any(_lit(image, 0, y) or _lit(image, 127, y) for y in range(30, 47))
 
     def lit(x0: int, x1: int) -> int:
@@ -215,6 +219,20 @@ def test_selected_card_is_framed_and_unbuyable_dithered() -> None:
 
     assert lit(0, 42) > 20 and pairs(0, 41) == 0
     assert pairs(86, 127) > 20
+
+
+@pytest.mark.parametrize("footer", ["NEXT:choose OK:buy", ""])
+def test_cursor_move_changes_one_display_page(footer: str) -> None:
+    """Moving the selection among the offer changes only pixel rows of one
+    8-row page of the display (the bar's), so the page-diff OLED sends little."""
+    cards = SCREENS["turn_buy"].patches
+    images = [render(Screen("turn", players=(GREEN, YELLOW), footer=footer,
+                            patches=tuple(replace(c, selected=i == k) for i, c in enumerate(cards))))
+              for k in range(len(cards))]
+    for before, after in zip(images, images[1:]):
+        box = ImageChops.difference(before.convert("L"), after.convert("L")).getbbox()
+        assert box is not None
+        assert box[1] // 8 == (box[3] - 1) // 8, f"a cursor move changes rows {box[1]}..{box[3] - 1}"
 
 
 def test_draw_patch_button_cell_is_hollow_with_dot() -> None:

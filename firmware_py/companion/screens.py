@@ -84,8 +84,9 @@ def _turn(ui):
     chosen = ui.selected()
     who = ui.session.setup.colours[state.to_move].capitalize()
     notice = ui.notice or ". ".join(t for t in (ui.instruction, ui.tip) if t)
-    if chosen is not None and not isinstance(chosen, Buy) and not notice:
-        notice = f"{who}: advance to {intents.target_of(state, chosen)}"
+    footer = "NEXT:choose OK:buy"
+    if chosen is not None and not isinstance(chosen, Buy):     # in the legend: one display page
+        footer = f"NEXT:choose OK:advance to {intents.target_of(state, chosen)}"
     lines = ()
     if state.free:                  # any patch left: the one chosen, numbered, alone
         left = state.offer
@@ -100,7 +101,7 @@ def _turn(ui):
         cards = tuple(_card(spec, pid, selected=(chosen == Buy(pid)), buyable=Buy(pid) in legal)
                       for pid in state.offer[:3])
     return Screen("turn", f"{who}'s turn", lines=lines, patches=cards, players=player_lines(ui),
-                  notice=notice, footer="NEXT:choose OK:buy")
+                  notice=notice, footer=footer)
 
 
 def _confirm(ui):

@@ -41,6 +41,17 @@ class Parts:
     sim_sensor: object = None
     sensor_ports: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    pending: Callable[[], None] | None = None
+
+    def finish(self) -> list[str]:
+        """Build what ``build_parts(defer=True)`` left for later (nothing when it is
+        all built): waits for every part to come up or fail, at most
+        ``START_SECONDS`` each; returns the failures added."""
+        pending, self.pending = self.pending, None
+        before = len(self.failures)
+        if pending is not None:
+            pending()
+        return self.failures[before:]
 
     def close(self) -> None:
         """Turn the outputs off and release pins and processes, in order."""
@@ -153,17 +164,38 @@ def _oled_device(cfg: dict, sim: bool):
 
 
 def build_parts(cfg: dict, post: Callable, clock: Callable, *, on_oled_frame=None,
-                on_led_frame=None, spaces: int = 54) -> Parts:
+                on_led_frame=None, spaces: int = 54, defer: bool = False) -> Parts:
     """Build the parts named by ``cfg`` for its backend ("pi" or "sim").
 
     ``post`` receives raw button edges (from gpiozero's threads); the frame
     hooks see every frame sent to the OLED and the strip. ``spaces`` sizes the
     simulated sensor. Never raises for a part that fails: see ``failures``.
+
+    ``defer=True`` builds nothing yet but ``sensor_ports`` (and starts the
+    simulated sensor's process): the buttons, the strip and the OLED, whose
+    libraries take most of the start-up, are built by :meth:`Parts.finish`,
+    which the caller runs once the game loop is up.
     """
     sim = cfg[""]["backend"] == "sim"
     parts = Parts()
-    # the simulated sensor is a process of its own: it starts while the parts are built
-    sim_sensor = _begin("simulated sensor", lambda: _start_sim_sensor(cfg, spaces)) if sim else None
+    sim_sensor = None
+    if sim:   # a process of its own: it starts while the other parts are built
+        link = cfg["sim"]["sensor_link"] or os.path.join(
+            tempfile.mkdtemp(prefix="patchwork-sim-"), "sensor")
+        sim_sensor = _begin("simulated sensor", lambda: _start_sim_sensor(cfg, spaces, link))
+        parts.sensor_ports = [link]
+    else:
+        parts.sensor_ports = list(cfg["sensor"]["ports"])
+    parts.pending = lambda: _build_rest(parts, cfg, post, clock, sim, sim_sensor,
+                                        on_oled_frame, on_led_frame)
+    if not defer:
+        parts.finish()
+    return parts
+
+
+def _build_rest(parts: Parts, cfg: dict, post: Callable, clock: Callable, sim: bool,
+                sim_sensor, on_oled_frame, on_led_frame) -> None:
+    """The buttons, the strip and the OLED, then the simulated sensor's answer."""
     factory_name = "mock" if sim else cfg["buttons"]["pin_factory"]
     parts.pin_factory = _try(parts, "pin factory", lambda: _pin_factory(factory_name))
     pins = {b: cfg["buttons"][b] for b in ("next", "ok", "back")}
@@ -178,11 +210,9 @@ def build_parts(cfg: dict, post: Callable, clock: Callable, *, on_oled_frame=Non
             parts.oled = Oled(device, on_oled_frame)
     if sim_sensor is not None:
         parts.sim_sensor = sim_sensor(parts)
-        link = parts.sim_sensor.link if parts.sim_sensor is not None else cfg["sim"]["sensor_link"]
-        parts.sensor_ports = [str(link)] if link else []
-    else:
-        parts.sensor_ports = list(cfg["sensor"]["ports"])
-    return parts
+        if parts.sim_sensor is None:
+            link = cfg["sim"]["sensor_link"]
+            parts.sensor_ports = [str(link)] if link else []
 
 
 #: backend -> where its simulated token sensor lives ("module:class"), resolved by name when
@@ -199,8 +229,6 @@ def resolve(spec: str):
     return getattr(import_module(module), attribute)
 
 
-def _start_sim_sensor(cfg: dict, spaces: int):
+def _start_sim_sensor(cfg: dict, spaces: int, link: str):
     SimSensorProcess = resolve(SENSOR_SIMULATORS["sim"])
-    link = cfg["sim"]["sensor_link"] or os.path.join(
-        tempfile.mkdtemp(prefix="patchwork-sim-"), "sensor")
     return SimSensorProcess(link, spaces=spaces, speed=cfg["sim"]["speed"]).start()

@@ -38,6 +38,7 @@ TAG_MIN = 40           # the tag may squeeze the title down to this
 ON = 255               # a lit pixel in a mode "1" image
 PAGE_SECONDS = 3.0     # how long each page of a paged screen shows
 BANNER_ROWS = 2        # text rows of the turn screen's notice banner per page
+SELECT_BAR = 2         # rows of the bar under the selected offer card
 
 Draw = ImageDraw.ImageDraw
 
@@ -257,8 +258,8 @@ def _turn(c: _Canvas, screen: Screen) -> None:
     ("Green to move @12"); one row per player (arrow on the active one):
     name, buttons, income ("+3") and the score as it stands ("-150pt"); the
     offer as three pictures across the bottom with cost, time and income
-    under each (the selected one framed with an inverted label, unbuyable
-    ones dithered). A ``notice`` replaces the player rows with a framed
+    under each (a bar under the selected one's label, unbuyable ones
+    dithered). A ``notice`` replaces the player rows with a framed
     banner (two rows per page; a two-row banner takes a few rows from the
     pictures). A patch numbered with ``total`` (a free layout) is shown alone
     and large with "3 of 21", its cost, time and income; with no patch, the
@@ -484,23 +485,25 @@ def _picture_box(box: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
 
 def _offer_card(c: _Canvas, box: tuple[int, int, int, int], card: PatchCard, size: int) -> None:
     """One patch on offer in ``box`` (left, top, width, height): the picture
-    (squares of ``size`` px) above, the price label at the bottom; framed with
-    an inverted label when selected, dithered when not buyable. A label
-    without room for the income is reported."""
+    (squares of ``size`` px) above, the price label below it, and when
+    selected a bar :data:`SELECT_BAR` px tall along the card's bottom edge
+    under the label; dithered when not buyable. The bar's rows lie within one
+    8-row page of the display (the card's bottom is always the body's bottom:
+    row 57 above a legend, 63 without), so moving the selection changes one
+    page of two cards and nothing else. A label without room for the income
+    is reported."""
     left, top, width, height = box
     label_y = top + height - 1 - LINE
     draw_patch(c.draw, _picture_box(box), card.shape, grey=not card.buyable, max_cell=size)
-    ink = 1
-    if card.selected:
-        c.draw.rectangle((left, top, left + width - 1, top + height - 1), outline=ON)
-        c.draw.rectangle((left, label_y, left + width - 1, top + height - 1), fill=ON)
-        ink = 0
+    if card.selected:       # the bar: the card's last two rows, one display page
+        bottom = top + height - 1
+        c.draw.rectangle((left, bottom - SELECT_BAR + 1, left + width - 1, bottom), fill=ON)
     shown = label_width(card.cost, card.time, card.income)
     if shown > width:
         c.cut.append(f"label of patch {card.id}: income +{card.income} left out")
         shown = label_width(card.cost, card.time, 0)
     x = left + (width - shown) // 2
-    draw_label(c.draw, (x, label_y), card.cost, card.time, card.income, fill=ink, max_width=shown)
+    draw_label(c.draw, (x, label_y), card.cost, card.time, card.income, max_width=shown)
     c.boxes.append((x, label_y + BIG.top, x + shown - 1, label_y + BIG.top + BIG.cap - 1,
                     f"label of patch {card.id}"))
 
