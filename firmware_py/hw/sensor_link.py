@@ -631,7 +631,8 @@ class SensorLink:
         for event in events:
             if isinstance(event, SensorStatus) and event.reason != self._logged:
                 self._logged = event.reason        # the log says each new state once
-                (LOG.info if event.online else LOG.warning)("%s", event.reason)
+                calm = event.online or self._stop.is_set()   # stopping on purpose is no fault
+                (LOG.info if calm else LOG.warning)("%s", event.reason)
             try:
                 self.post(event)
             except Exception:  # the consumer's bug must not kill the reader
