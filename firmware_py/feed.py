@@ -393,6 +393,22 @@ class FeedPublisher:
         self._sock.close()
 
 
+def bind_datagram(path: Path, receive_buffer: int | None = None) -> socket.socket:
+    """An AF_UNIX datagram socket bound at ``path`` (its folder made private first, a stale
+    socket file there replaced); ``receive_buffer`` in bytes, or the system's default.
+    Raises OSError when the folder cannot be made or the socket not bound."""
+    ensure_folder(path.parent)
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    if receive_buffer:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+    sock.bind(str(path))
+    return sock
+
+
 def read_live(folder: str | Path) -> dict | None:
     """The snapshot in ``<folder>/live.json``, or None when there is none (or it is not JSON)."""
     try:
@@ -425,14 +441,7 @@ class FeedSubscriber:
         if self.sock is not None:
             self.sock.close()
         ensure_folder(self.folder)
-        ensure_folder(self.path.parent)
-        try:
-            self.path.unlink()
-        except FileNotFoundError:
-            pass
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
-        self.sock.bind(str(self.path))
+        self.sock = bind_datagram(self.path, receive_buffer=1 << 20)
 
     def fileno(self) -> int:
         """The socket's file descriptor (readable when a snapshot waits)."""
@@ -538,13 +547,7 @@ class ControlListener:
     def __init__(self, folder: str | Path, post):
         self.path = Path(folder) / CONTROL
         self.post = post
-        ensure_folder(self.path.parent)
-        try:
-            self.path.unlink()
-        except FileNotFoundError:
-            pass
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.sock.bind(str(self.path))
+        self.sock = bind_datagram(self.path)
         self._thread = threading.Thread(target=self._run, name="feed-control", daemon=True)
         self._thread.start()
 
