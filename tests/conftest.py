@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,28 @@ import pytest
 DATA = Path(__file__).parent / "data"
 GOLDEN = [json.loads(line) for line in (DATA / "engine-selfplay.jsonl").read_text().splitlines()
           if line.strip()]
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_it_was():
+    """A command run in a test (``cli.main``) sets up logging for the whole process:
+    put the root logger's handlers and the package loggers' levels back afterwards,
+    so no later test logs to a closed stream or at another level."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    levels = {name: lg.level for name, lg in logging.root.manager.loggerDict.items()
+              if isinstance(lg, logging.Logger) and name.startswith("firmware_py")}
+    yield
+    for handler in list(root.handlers):
+        if handler not in handlers:
+            root.removeHandler(handler)
+    for handler in handlers:
+        if handler not in root.handlers:
+            root.addHandler(handler)
+    root.setLevel(level)
+    for name, lg in list(logging.root.manager.loggerDict.items()):
+        if isinstance(lg, logging.Logger) and name.startswith("firmware_py"):
+            lg.setLevel(levels.get(name, logging.NOTSET))
 
 
 @pytest.fixture(autouse=True)
