@@ -136,6 +136,7 @@ def _both(first: Callable, second: Callable | None) -> Callable:
         return first
 
     def hook(frame):
+        """Hand ``frame`` to both hooks, the first one first."""
         first(frame)
         second(frame)
     return hook

@@ -97,6 +97,7 @@ def choose(state: GameState, *, level: str = "hard", seed: int = 0, seconds: flo
     deadline = clock() + budget
 
     def stop(done: int) -> bool:
+        """True once ``done`` iterations reach the cap, or (after at least 8) the time is up."""
         return (cap is not None and done >= cap) or (done >= 8 and clock() >= deadline)
 
     done = search(root, ctx, rng, stop)

@@ -86,6 +86,7 @@ class Scoreboard:
         client.reconnect_delay_set(1, 5)
 
         def on_connect(c, userdata, flags, rc, props):
+            """paho's thread: subscribe to the club, or hand the refusal to the loop."""
             if rc.is_failure:
                 self._post(self._broker, False, f"the broker at {s.host}:{s.port} refused the "
                                                 f"scoreboard: {rc}")
@@ -259,10 +260,12 @@ def serve(settings: ClubSettings, results: str | Path, bind: str, port: int) -> 
     client = board.client()
 
     async def start_mqtt(app):
+        """Connect to the broker in the background once the page serves (paho retries)."""
         client.connect_async(settings.host, settings.port, 5)
         client.loop_start()
 
     async def stop_mqtt(app):
+        """Leave the broker and stop paho's network thread when the page stops."""
         client.disconnect()
         client.loop_stop()
 

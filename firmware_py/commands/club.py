@@ -127,6 +127,7 @@ def start_bridge(cfg: dict, config_path: str | None = None):
              settings.club, settings.host, settings.port, folder)
 
     def stop() -> None:
+        """Stop reading the feed, then say offline and disconnect (the queue stays on disk)."""
         link.close()
         bridge.stop()
     return stop
