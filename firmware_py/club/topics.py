@@ -34,6 +34,8 @@ import json
 import math
 import re
 
+from ..rules import jsonsafe
+
 PREFIX = "patchwork"
 KINDS = ("status", "state", "event", "record")
 NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
@@ -88,27 +90,6 @@ def event_payload(event: dict) -> bytes:
 
 
 # ----- parsing (on the scoreboard) -----------------------------------------------------------
-def _depth_ok(text: str) -> bool:
-    depth = deepest = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif ch in "]}":
-            depth -= 1
-    return deepest <= MAX_NESTING
-
-
 def load_json(payload: bytes, limit: int = MAX_PAYLOAD) -> object:
     """Decode untrusted JSON bytes: at most ``limit`` bytes, UTF-8, nesting at most
     :data:`MAX_NESTING`, no NaN or Infinity. Raises PayloadError otherwise."""
@@ -118,17 +99,21 @@ def load_json(payload: bytes, limit: int = MAX_PAYLOAD) -> object:
         text = payload.decode("utf-8")
     except UnicodeDecodeError:
         raise PayloadError("payload is not UTF-8") from None
-    if not _depth_ok(text):
-        raise PayloadError(f"payload nests deeper than {MAX_NESTING} levels")
 
     def _no_constants(word):
         raise PayloadError(f"payload holds {word}, which is not JSON")
     try:
-        return json.loads(text, parse_constant=_no_constants)
-    except (ValueError, RecursionError) as exc:
+        value = json.loads(text, parse_constant=_no_constants)
+    except RecursionError:
+        raise PayloadError(f"payload nests deeper than {MAX_NESTING} levels") from None
+    except ValueError as exc:
         if isinstance(exc, PayloadError):
             raise
         raise PayloadError(f"payload is not JSON: {str(exc)[:80]}") from None
+    try:
+        return jsonsafe.check_depth(value, "payload", MAX_NESTING)
+    except jsonsafe.NestingError:
+        raise PayloadError(f"payload nests deeper than {MAX_NESTING} levels") from None
 
 
 def _obj(data: object, what: str) -> dict:

@@ -40,6 +40,8 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..rules import jsonsafe
+
 JOURNAL, SNAPSHOT, QUARANTINE = "journal.jsonl", "snapshot.json", "quarantine"
 TEMPORARY = ("journal.tmp", "snapshot.tmp")
 MAX_NESTING = 64            # deeper JSON than this in a journal line is damage, not data
@@ -197,28 +199,17 @@ def effective(entries: list[dict]) -> list[dict]:
     return out
 
 
-def _too_deep(raw: bytes) -> bool:
-    depth = top = 0
-    for b in raw:
-        if b in b"[{":
-            depth += 1
-            top = max(top, depth)
-        elif b in b"]}":
-            depth -= 1
-    return top > MAX_NESTING
-
-
 def parse_line(raw: bytes, known: int = 0) -> tuple[int, dict, tuple[int, dict] | None] | str:
     """One journal line -> ``(seq, body, (seq-1, prev body) or None)``, or why it is damaged
     (a string). ``known``: a seq already read intact; an intact line right after it does not
     check its copy of it (returned as None: one checksum less per line). Never raises."""
     if not raw.strip(b"\0 \t\r"):
         return "NUL bytes" if b"\0" in raw else "empty line"
-    if _too_deep(raw):
-        return "nested too deeply"
     try:
-        obj = json.loads(raw)
-    except (ValueError, RecursionError):
+        obj = jsonsafe.loads(raw, "a journal line", MAX_NESTING)
+    except jsonsafe.NestingError:
+        return "nested too deeply"
+    except ValueError:
         return "NUL bytes" if b"\0" in raw else "torn or garbled line"
     if not isinstance(obj, dict):
         return "not an entry"
@@ -342,8 +333,8 @@ class Journal:
         if not raw.strip(b"\0"):
             return "NUL-filled" if raw else "empty"
         try:
-            data = json.loads(raw) if not _too_deep(raw) else None
-        except (ValueError, RecursionError):
+            data = jsonsafe.loads(raw, "the snapshot", MAX_NESTING)
+        except ValueError:                  # bad JSON, not UTF-8, or nested too deeply
             data = None
         if not isinstance(data, dict):
             return "not a snapshot"
