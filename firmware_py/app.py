@@ -53,7 +53,8 @@ class Companion:
 def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callable | None = None,
                     on_oled_frame=None, on_led_frame=None, notifier=None,
                     clock: Callable[[], float] = time.monotonic,
-                    feed: str | Path | None = None, names: str | Path | None = None) -> Companion:
+                    feed: str | Path | None = None, names: str | Path | None = None,
+                    planner: Callable | None = None) -> Companion:
     """Build every part from ``cfg``, resume the journal and start the loop and sensor link.
 
     The loop starts (and says READY) before the buttons, the LED strip and the OLED
@@ -65,7 +66,8 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
     frame (JSON lines) also goes to that folder (see ``sim.capture.Capture``), besides
     the ``on_oled_frame``/``on_led_frame`` hooks given. ``feed``: publish the live feed
     into this folder (see :mod:`.feed`), or None; ``names``: the file of player names
-    offered at setup (``companion.names``), or None."""
+    offered at setup (``companion.names``), or None; ``planner``: the box's search
+    (``BoxRequest -> BoxMove``), by default ``ai.table.answer`` at each level's own budget."""
     folder = Path(folder) if folder else state_dir(cfg)
     holder: dict = {}
 
@@ -79,7 +81,8 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
     parts = build_parts(cfg, _post, clock, on_oled_frame=on_oled_frame, on_led_frame=on_led_frame,
                         defer=True)
     publisher = FeedPublisher(feed) if feed is not None else None
-    service = Service(cfg, parts, folder, clock=clock, deal=deal, notifier=notifier, feed=publisher)
+    service = Service(cfg, parts, folder, clock=clock, deal=deal, notifier=notifier, feed=publisher,
+                      planner=planner if planner is not None else _box_planner)
     holder["service"] = service
     if names is not None:                   # offered at setup; edited on the web page (PIN)
         service.ui.known_names = lambda: load_names(names)
@@ -105,6 +108,12 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
         except OSError as exc:
             LOG.warning("no control socket in %s (%s): the web page cannot show a PIN", feed, exc)
     return Companion(service, parts, link, capture, publisher, control)
+
+
+def _box_planner(request):
+    """The box's search at its level's own budget (the search is imported on first use)."""
+    from .ai.table import answer
+    return answer(request)
 
 
 def names_path(cfg: dict) -> Path:

@@ -102,7 +102,9 @@ class Capture:
     ``groups``: the accepted turn groups (a tuple of tuples of engine actions or
     corrections); ``state``: the engine state or None; ``screen``, ``lights``:
     what the OLED and the LEDs show; ``warnings``: texts; ``names``: the two
-    players' names in turn order (None: their colours).
+    players' names in turn order (None: their colours); ``boxes``: per group, the
+    box's move in a game against the box (else None), for the record's
+    ``meta.box_quilt``.
     """
 
     mode: str
@@ -114,6 +116,7 @@ class Capture:
     lights: object
     warnings: tuple[str, ...]
     names: tuple[str, str] | None = None
+    boxes: tuple = ()
 
 
 PIN_WARNING = "web PIN"     #: the UI warning key of a PIN shown for the web page
@@ -131,7 +134,8 @@ def capture_ui(ui, screen, lights) -> Capture:
         screen = replace(screen, warning=" / ".join(warnings))
     return Capture(ui.mode, ui.notice, session.setup if session else None,
                    tuple(session.groups) if session else (), ui.state, screen, lights,
-                   warnings, tuple(names) if names else None)
+                   warnings, tuple(names) if names else None,
+                   tuple(session.boxes) if session else ())
 
 
 def game_id(setup) -> str:
@@ -180,7 +184,7 @@ def record_of(cap: Capture) -> dict:
     """The game record (``patchwork-game-record/1``, JSON form) of the moves so far, as the
     service would save it now (players' names, corrections in ``meta``)."""
     from .companion.session import Session
-    session = Session.restored(cap.setup, cap.groups, cap.state)
+    session = Session.restored(cap.setup, cap.groups, cap.state, cap.boxes)
     return session.record(players=cap.names).to_json()
 
 

@@ -55,6 +55,15 @@ class Status:
     seq: int
 
 
+@dataclass(frozen=True)
+class BoxAnswer:
+    """The box's search answered request ``key`` with ``answer`` (a ``BoxMove`` or the
+    exception it raised); posted by the search thread."""
+
+    key: int
+    answer: object
+
+
 class _Call:
     def __init__(self, fn):
         self.fn = fn
@@ -72,7 +81,9 @@ class Service:
     ``notifier``: an ``sdnotify.Notifier`` or None; ``wall``: the wall clock (an
     aware ``datetime``) for the records' start and end times; ``feed``: a
     ``feed.FeedPublisher`` handed a capture after every rebuild (never waited for),
-    or None.
+    or None; ``planner``: the box's search, ``BoxRequest -> BoxMove`` (``ai.table``),
+    run on a thread of its own for each request, its answer posted back; None: no
+    game against the box and no hints.
 
     The journal, the snapshot and the history of finished games are the
     :class:`~.keeper.Keeper`'s (``self.keeper``; ``self.journal`` and
@@ -82,7 +93,8 @@ class Service:
 
     def __init__(self, cfg: dict, parts, folder: str | Path, *, clock: Callable[[], float] = time.monotonic,
                  deal: Callable | None = None, notifier=None,
-                 wall: Callable[[], datetime] = lambda: datetime.now().astimezone(), feed=None):
+                 wall: Callable[[], datetime] = lambda: datetime.now().astimezone(), feed=None,
+                 planner: Callable | None = None):
         self.cfg = cfg
         self.parts = parts
         self.clock = clock
@@ -95,7 +107,9 @@ class Service:
         self.buttons = ButtonClassifier(cfg["buttons"]["hold_seconds"],
                                         cfg["buttons"]["debounce_ms"] / 1000)
         self.watch = TokenWatch(cfg["sensor"]["stable_ms"] / 1000, cfg["sensor"]["guidance_seconds"])
-        self.ui = TableUI(self.keeper.write, deal or _random_deal, self.keeper.save_record)
+        self.planner = planner
+        self.ui = TableUI(self.keeper.write, deal or _random_deal, self.keeper.save_record,
+                          think=self._think if planner is not None else None)
         self.keeper.ui = self.ui
         self.notifier = notifier
         self.feed = feed              # a feed.FeedPublisher (its own thread) or None
@@ -133,6 +147,19 @@ class Service:
         if call.error is not None:
             raise call.error
         return call.result
+
+    def _think(self, request) -> None:
+        """Start the box's search for ``request`` on a thread of its own (the loop goes on);
+        its answer, or the error it raised, is posted back as a :class:`BoxAnswer`."""
+        def work():
+            """Search, then post the answer to the loop."""
+            try:
+                answer = self.planner(request)
+            except Exception as exc:  # noqa: BLE001  said on the OLED, the game goes on
+                LOG.exception("the box's search failed")
+                answer = exc
+            self.post(BoxAnswer(request.key, answer))
+        threading.Thread(target=work, name="box-search", daemon=True).start()
 
     def resume(self) -> list[str]:
         """Load the journal and rebuild the game; returns the problems found (for the log/OLED).
@@ -288,6 +315,8 @@ class Service:
         elif isinstance(event, ShowPin):       # display only: the game is not touched
             self.ui.warnings[PIN_WARNING] = f"PIN {event.pin}"
             self._pin_until = now + event.seconds
+        elif isinstance(event, BoxAnswer):
+            self.ui.box_answer(event.key, event.answer)
         elif isinstance(event, _Call):
             try:
                 event.result = event.fn()

@@ -270,7 +270,7 @@ def test_free_layout_shows_the_chosen_patch_numbered_and_the_dotted_picture_once
     try:
         hands.place_tokens([0, 0])
         hands.await_board({0})
-        hands.press("ok", 3)                  # Patchwork, 2014 board, Green starts
+        hands.press("ok", 4)                  # Patchwork, 2014 board, two players, Green starts
         hands.press("next")
         hands.press("ok")                     # free layout
         status = hands.wait(lambda s: s.mode == "turn", "the first turn")

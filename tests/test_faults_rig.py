@@ -227,6 +227,8 @@ class TableDriver:
             self._choose(v, [g for g, _ in GAMES].index(rec.game))
         elif v.mode == "setup_board":
             self._choose(v, ["2014", "revised"].index(rec.time_board))
+        elif v.mode == "setup_players":
+            self._choose(v, 0)                  # two players
         elif v.mode == "setup_first":
             self._choose(v, [GREEN, YELLOW].index(first))
         elif v.mode == "setup_layout":

@@ -165,6 +165,7 @@ def test_the_loop_never_waits_for_a_stuck_publisher(tmp_path):
         wait_until(lambda: companion.service.status is not None, "the first frame")
         hands.press("ok")                                  # Patchwork
         hands.press("ok")                                  # 2014 board
+        hands.press("ok")                                  # two players
         hands.press("next")                                # Yellow starts
         hands.press("ok")
         assert companion.service.status.mode == "setup_layout"

@@ -267,7 +267,8 @@ def test_board_shows_tokens_moved_with_keys_and_a_hold_undoes(table):
     async def run():
         app = SimApp(table)
         async with app.run_test(size=(80, 24)) as pilot:
-            for key, mode in (("o", "setup_board"), ("o", "setup_first"), ("o", "setup_layout")):
+            for key, mode in (("o", "setup_board"), ("o", "setup_players"), ("o", "setup_first"),
+                              ("o", "setup_layout")):
                 await pilot.press(key)
                 await _until(pilot, lambda m=mode: service.status.mode == m, mode)
             await pilot.press("n", "o")               # free layout: straight to the first turn
@@ -497,6 +498,8 @@ def test_a_short_game_in_a_real_80x24_terminal(tmp_path):
         pane.keys("o")                                  # Patchwork
         pane.wait("Time board")
         pane.keys("o")                                  # 2014
+        pane.wait("Who plays")
+        pane.keys("o")                                  # two players
         pane.wait("Who starts")
         pane.keys("o")                                  # Green
         pane.wait("Patch circle")

@@ -23,7 +23,8 @@ Files in the journal folder:
     damaged file instead, under the same kind of name.
 
 Entry bodies: ``{"kind": "setup", "setup": {...}, ...}``, ``{"kind": "turn",
-"moves": [...]}``, ``{"kind": "undo"}``, ``{"kind": "end", ...}``; other keys
+"moves": [...]}`` (a turn of the box adds ``"box": {...}``), ``{"kind": "plan",
+"plan": {...}}`` (the box's turn shown), ``{"kind": "undo"}``, ``{"kind": "end", ...}``; other keys
 are kept as they are.
 
 Loading never raises for bad content: every intact entry of both files is
@@ -184,11 +185,15 @@ def effective(entries: list[dict]) -> list[dict]:
     """Fold undo entries away: the entries of the current game, its setup first.
 
     A ``setup`` entry starts a new game (earlier entries are dropped); an
-    ``undo`` removes the last ``turn`` or ``end`` entry.
+    ``undo`` removes the last ``turn`` or ``end`` entry. A ``plan`` entry (the
+    box's turn as shown, before the human carried it out) counts only while
+    it is the last entry: any entry after it drops it.
     """
     out: list[dict] = []
     for body in entries:
         kind = body.get("kind")
+        while out and out[-1].get("kind") == "plan":
+            out.pop()
         if kind == "setup":
             out = [body]
         elif kind == "undo":

@@ -51,6 +51,19 @@ class PlayerLine:
 
 
 @dataclass(frozen=True)
+class QuiltView:
+    """A quilt board picture: ``rows`` x ``cols`` squares; ``before``: squares covered
+    before this turn, ``patch``: the patch placed now, ``leather``: leather patches
+    placed now (bitmasks, bit ``row * cols + col``, row 0 at the top)."""
+
+    rows: int
+    cols: int
+    before: int = 0
+    patch: int = 0
+    leather: int = 0
+
+
+@dataclass(frozen=True)
 class Screen:
     """One OLED screen.
 
@@ -67,6 +80,10 @@ class Screen:
     - ``"prompt"``: a question during play (``title``, ``lines``, ``options``).
     - ``"mismatch"``: board and game disagree; ``lines`` say what to fix.
     - ``"end"``: the final tally; ``lines`` hold the tally rows, ``players`` the totals.
+    - ``"box"``: the box's turn to carry out: ``title`` what it does, ``patches[0]``
+      the patch it takes, ``quilt`` where it goes on the box's quilt board,
+      ``lines`` the rest to do (buttons, its token's space), ``notice`` a
+      passing word shown instead of the lines.
 
     ``warning`` is a short status shown on any screen (e.g. "sensor offline";
     several joined by " / " show in turn).
@@ -85,6 +102,7 @@ class Screen:
     notice: str = ""
     warning: str = ""
     footer: str = ""
+    quilt: QuiltView | None = None
 
 
 @dataclass(frozen=True)

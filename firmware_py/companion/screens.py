@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from ..rules import Buy, load_spec, score, tally
 from . import intents
+from .box_screens import box_review_screen, box_screen, hint_screen
 from .model import GREEN, YELLOW, Lights, PatchCard, PlayerLine, Screen
-from .ui import BOARDS, GAMES, TableUI, spec_for
+from .ui import BOARDS, GAMES, PLAYERS, TableUI, spec_for
 
 LEGEND = "NEXT  OK  BACK"
 
@@ -35,7 +36,7 @@ def build_screen(ui: TableUI) -> Screen:
     """The OLED screen for the UI's current mode."""
     builder = _BUILDERS.get(ui.mode, _turn)
     screen = builder(ui)
-    if ui.mismatch is not None and ui.mode in ("turn", "confirm"):
+    if ui.mismatch is not None and ui.mode in ("turn", "confirm", "box"):
         screen = _mismatch(ui)
     warning = _warning(ui)
     if warning:
@@ -55,7 +56,13 @@ def _setup_board(ui):
     return _choose("Time board", [name for _, name in BOARDS], ui)
 
 
+def _setup_players(ui):
+    return _choose("Who plays?", [name for _, name in PLAYERS], ui)
+
+
 def _setup_first(ui):
+    if ui.choice.get("level"):                  # the box always plays yellow
+        return _choose("Who starts?", ["You (Green)", "Box (Yellow)"], ui)
     return _choose("Who starts?", ["Green", "Yellow"], ui)
 
 
@@ -189,7 +196,9 @@ def _end(ui):
     return Screen("end", title, lines=lines, players=player_lines(ui), footer="OK:new game")
 
 
-_BUILDERS = {"setup_game": _setup_game, "setup_board": _setup_board, "setup_first": _setup_first,
+_BUILDERS = {"setup_game": _setup_game, "setup_board": _setup_board,
+             "setup_players": _setup_players, "setup_first": _setup_first,
+             "box": box_screen, "box_review": box_review_screen, "hint": hint_screen,
              "setup_names": _setup_names, "setup_layout": _setup_layout, "deal": _deal, "turn": _turn, "confirm": _confirm,
              "leather": _leather, "menu": _menu, "claim": _claim, "correct_who": _correct_who,
              "correct_amount": _correct_amount, "end_confirm": _end_confirm, "end": _end}
@@ -207,6 +216,8 @@ def build_lights(ui: TableUI) -> Lights:
     active = colours[mover] if mover is not None and ui.mode != "end" else ""
     targets = frozenset()
     chosen = ui.selected() if ui.mode == "turn" else None
+    if ui.mode == "box":
+        chosen = ui.box_expected()
     if chosen is not None and not intents.why_not(state, chosen):
         targets = frozenset((intents.target_of(state, chosen),))
     guide = ui.mismatch or ui.guide

@@ -13,19 +13,24 @@ from typing import Callable
 from ..rules import (DISCARD, Advance, Buy, ClaimSpecialTile, DiscardLeather, IllegalActionError,
                      PlaceLeather, apply, load_spec)
 from . import intents
+from .box_table import BoxTable
 from .buttons import HOLD, PRESS, Gesture
 from .journal import JournalError
 from .model import GREEN, YELLOW
+from .opponent import BOX_NAME, LEVELS, Think
 from .session import Correction, Session, Setup, now_text
 from .tokens import (ASK, LIFTED, MISMATCH, MOVE, ONTO, REVISE, STILL, THEN, WAIT, Expectation,
                      Verdict)
 
 GAMES = (("patchwork", "Patchwork"), ("patchwork-express", "Patchwork Express"))
 BOARDS = (("2014", "2014 board"), ("revised", "revised board"))
+PLAYERS = (("", "Two players"),) + tuple((level, f"Box ({level})") for level in LEVELS)
+"""The "Who plays?" choices: two people, or one person against the box at a level."""
 MENU_ITEMS = ("Back to game", "Undo last turn", "Claim 7x7 tile", "Correct buttons", "End game now")
+HINT_ITEM = "Ask the box"
 
 
-class TableUI:
+class TableUI(BoxTable):
     """The UI state machine.
 
     ``journal_write(body)`` writes one journal entry durably (may raise
@@ -33,11 +38,15 @@ class TableUI:
     ``deal(game)`` returns ``(circle, blue)`` for a new game; ``on_end(session)``
     saves the finished game's record and returns where (a path string);
     ``wall_time()`` is the wall-clock time as RFC 3339 text (when a game
-    starts and ends, for its record).
+    starts and ends, for its record); ``think``: starts the box's search (see
+    :mod:`.box_table`), or None: then setup offers no game against the box and
+    the menu no hint.
     """
 
     def __init__(self, journal_write: Callable[[dict], None], deal: Callable, on_end: Callable,
-                 wall_time: Callable[[], str] = now_text):
+                 wall_time: Callable[[], str] = now_text, think: Think | None = None):
+        self.think = think
+        self.box_journalled = False
         self.journal_write = journal_write
         self.deal = deal
         self.on_end = on_end
@@ -71,19 +80,27 @@ class TableUI:
         session = Session(Setup.from_json(entries[0]["setup"]))
         ended = False
         self.tentative = None
+        self.session = session
+        self.box_move = self.box_state = None
         for body in entries[1:]:
             if body.get("kind") == "turn":
                 before = session.state
-                session.commit(session.group_from_json(body["moves"]))
+                group = session.group_from_json(body["moves"])
+                box = self._box_from_json(body["box"], group) if "box" in body else None
+                session.commit(group, box)
                 self.tentative = before if body.get("tentative") else None
+            elif body.get("kind") == "plan":
+                self._box_resume_plan(body.get("plan"))
             elif body.get("kind") == "end":
                 ended = True
                 at = body.get("ended", "")
                 session.ended = at if isinstance(at, str) else ""
-        self.session = session
+        self.box_journalled = self.box_move is not None
         self.mode = "end" if ended or session.state.over else self._play_mode()
         if self.mode == "end":
             self.tentative = None
+        elif self.mode == "box":
+            self._box_ready()
         self.cursor = 0
 
     # ----- inputs -----------------------------------------------------------------
@@ -103,7 +120,7 @@ class TableUI:
         if v.kind == REVISE and self.tentative is not None:
             self._revise(v.target, v.choices)
             return
-        if self.mode not in ("turn", "confirm") or self.session is None:
+        if self.mode not in ("turn", "confirm", "box") or self.session is None:
             return
         if self.mode == "confirm" and v.kind in (STILL, LIFTED, MISMATCH, WAIT):
             self._to_turn(keep_intent=True)     # the token left the space asked about
@@ -146,10 +163,14 @@ class TableUI:
             self.cursor = 0
             on_back()
 
+    def _after_board(self) -> str:
+        """The setup step after the game and time board: who plays, when the box can."""
+        return "setup_players" if self.think is not None else "setup_first"
+
     def _on_setup_game(self, g: Gesture) -> None:
         def _ok(i):
-            self.choice = {"game": GAMES[i][0]}
-            self.mode = "setup_board" if GAMES[i][0] == "patchwork" else "setup_first"
+            self.choice = {"game": GAMES[i][0], "level": ""}
+            self.mode = "setup_board" if GAMES[i][0] == "patchwork" else self._after_board()
             if GAMES[i][0] != "patchwork":
                 self.choice["time_board"] = "standard"
         self._choose(g, len(GAMES), _ok)
@@ -157,17 +178,26 @@ class TableUI:
     def _on_setup_board(self, g: Gesture) -> None:
         def _ok(i):
             self.choice["time_board"] = BOARDS[i][0]
-            self.mode = "setup_first"
+            self.mode = self._after_board()
         self._choose(g, len(BOARDS), _ok, lambda: setattr(self, "mode", "setup_game"))
+
+    def _on_setup_players(self, g: Gesture) -> None:
+        def _ok(i):
+            self.choice["level"] = PLAYERS[i][0]
+            self.mode = "setup_first"
+        back = "setup_board" if self.choice.get("game") == "patchwork" else "setup_game"
+        self._choose(g, len(PLAYERS), _ok, lambda: setattr(self, "mode", back))
 
     def _on_setup_first(self, g: Gesture) -> None:
         def _ok(i):
             self.choice["first"] = (GREEN, YELLOW)[i]
-            self.choice["names"] = {}
+            self.choice["names"] = {YELLOW: BOX_NAME} if self.choice.get("level") else {}
             stored = list(self.known_names())
             self.choice["known"] = stored
             self.mode = "setup_names" if stored else "setup_layout"
         back = "setup_board" if self.choice.get("game") == "patchwork" else "setup_game"
+        if self.think is not None:
+            back = "setup_players"
         self._choose(g, 2, _ok, lambda: setattr(self, "mode", back))
 
     # ----- names (a separate step, only when names are stored: see companion/names.py) -----
@@ -191,7 +221,7 @@ class TableUI:
                 self.mode = "setup_layout"
 
         def _back():
-            if self.choice["names"]:
+            if GREEN in self.choice["names"]:
                 self.choice["names"].pop(GREEN)
             else:
                 self.mode = "setup_first"
@@ -206,8 +236,8 @@ class TableUI:
             else:
                 self.mode, self.cursor = "deal", 0
         def _back():
-            if self.choice.get("known"):               # back to the yellow player's name
-                self.choice["names"].pop(YELLOW, None)
+            if self.choice.get("known"):               # back to the last name chosen
+                self.choice["names"].pop(GREEN if self.choice.get("level") else YELLOW, None)
                 self.mode = "setup_names"
             else:
                 self.mode = "setup_first"
@@ -232,10 +262,13 @@ class TableUI:
         c = self.choice
         names = c.get("names") or {}
         chosen = (names.get(GREEN, "Green"), names.get(YELLOW, "Yellow"))
+        level = c.get("level", "")
         setup = Setup(c["game"], c["time_board"], c["first"], c["circle"], c["blue"], c["free"],
-                      chosen if chosen != ("Green", "Yellow") else (), started=self.wall_time())
+                      chosen if chosen != ("Green", "Yellow") else (), started=self.wall_time(),
+                      box=YELLOW if level else "", level=level)
         self._write({"kind": "setup", "setup": setup.to_json()})
         self.session = Session(setup)
+        self.box_move = self.box_state = None
         self.consume_reading = True     # the board still shows the last game: forget it
         self._to_turn()
         self._explain_grey()
@@ -250,13 +283,15 @@ class TableUI:
         state = self.state
         if state.owed and state.spec.bonus_square == 0:
             return "leather"
-        return "turn"
+        return "box" if self.box_to_move() else "turn"
 
     def _to_turn(self, keep_intent: bool = False) -> None:
         self.mode = self._play_mode()
         self.candidates = []
-        if not keep_intent:
+        if not keep_intent or self.mode == "box":
             self.intent, self.armed = None, False
+        if self.mode == "box":
+            self._box_ready()
 
     def options(self) -> list:
         """The NEXT cycle in turn mode: each patch on offer, then advance."""
@@ -285,6 +320,8 @@ class TableUI:
             self.armed = False
             self.notice = ""
         elif g.button == "back":
+            if self.intent is None and self.last_box_move() is not None:
+                self.mode = "box_review"             # the box's last turn shown again
             self.intent, self.armed, self.notice = None, False, ""
         elif g.button == "ok":
             self.instruction = self.tip = ""
@@ -315,6 +352,9 @@ class TableUI:
         Browsing with NEXT is not choosing (only OK arms a choice); after OK only
         the chosen action's space counts (:meth:`expectation` offers no other); see
         :meth:`_plain` for what is never guessed."""
+        if self.mode == "box":
+            self._box_token(target)
+            return
         state = self.state
         chosen = self.armed_action()
         if chosen is not None and intents.target_of(state, chosen) == target \
@@ -341,6 +381,10 @@ class TableUI:
 
     def _ask(self, found) -> None:
         """Ask "Which move?" about ``found`` (actions or target spaces), unless already asked."""
+        if self.mode == "box":                       # only the box's own target counts
+            if self.box_move is not None and self.box_move.target in found:
+                self._box_token(self.box_move.target)
+            return
         if found and isinstance(found[0], int):
             found = [a for t in found for a in intents.candidates_at(self.state, t)]
         if not found:
@@ -428,16 +472,18 @@ class TableUI:
             self.notice = f"not allowed: {exc}"
             return None, ()
 
-    def _commit(self, group, tentative: bool = False) -> bool:
+    def _commit(self, group, tentative: bool = False, box=None) -> bool:
         state, events = self._check(group)
         if state is None:
             return False
         body = {"kind": "turn", "moves": self.session.group_to_json(group)}
         if tentative:
             body["tentative"] = True
+        if box is not None:
+            body["box"] = self._box_json(box)
         before = self.session.state
         self._write(body)
-        events = self.session.commit(group)
+        events = self.session.commit(group, box)
         self.tentative = before if tentative else None
         self.notice = ""
         said = intents.notices(events, self.session.setup.colours)
@@ -517,6 +563,7 @@ class TableUI:
         return intents.undo_notice(events, state, self.session.setup.colours, player or 0)
 
     def _write(self, body: dict) -> None:
+        self.box_journalled = body.get("kind") == "plan"     # any other entry drops a plan
         try:
             self.journal_write(body)
             self.warnings.pop("journal", None)
@@ -525,11 +572,14 @@ class TableUI:
 
     # ----- menu -------------------------------------------------------------------
     def menu_items(self) -> list[str]:
-        """The menu's entries for this game (no 7x7 claim in Express or once taken)."""
+        """The menu's entries for this game (no 7x7 claim in Express or once taken; "Ask the
+        box" in a game of two people when the table has the search)."""
         items = list(MENU_ITEMS)
         state = self.state
         if not state.spec.bonus_square or state.special is not None:
             items.remove("Claim 7x7 tile")
+        if self.hint_offered():
+            items.insert(1, HINT_ITEM)
         return items
 
     def _on_menu(self, g: Gesture) -> None:
@@ -545,6 +595,8 @@ class TableUI:
                 self.mode = "correct_who"
             elif item == "End game now":
                 self.mode = "end_confirm"
+            elif item == HINT_ITEM:
+                self._start_hint()
             else:
                 self._to_turn()
         self._choose(g, len(items), _ok, self._to_turn)
@@ -603,6 +655,8 @@ class TableUI:
         before = None
         if self.tentative is not None and self.mode in ("turn", "confirm", "leather"):
             before = self._expect_in(self.tentative, None)
+        if self.mode == "box" and self.box_move is not None:
+            return self._expect_in(state, self.box_expected(), before)
         if self.mode not in ("turn", "confirm") or state.to_move is None:
             return Expectation(_positions(state), None, frozenset(), previous=before)
         return self._expect_in(state, self.armed_action(), before)

@@ -51,6 +51,9 @@ class TablePlayer:
         self.choose(SETUP_GAMES.index(self.record.game))
         if self.record.game == "patchwork":
             self.choose(SETUP_BOARDS.index(self.record.time_board))
+        h.wait(lambda s: s.mode in ("setup_players", "setup_first"), "who plays")
+        if h.status().mode == "setup_players":
+            self.choose(0)                               # two players
         first = YELLOW if self.record.players[0].lower() == YELLOW else GREEN
         self.choose((GREEN, YELLOW).index(first))
         if self.record.free:

@@ -319,8 +319,17 @@ def _cap_end(s: Screen) -> tuple[str, str]:
     return s.title, "tally: " + "  ".join(rows) + said
 
 
+def _cap_box(s: Screen) -> tuple[str, str]:
+    """The box's turn: what it takes and every step to carry out, e.g. ("Box: 2nd patch",
+    "pay 3 buttons, Yellow to 14, +1 income; its quilt: see the OLED")."""
+    said = s.notice or ", ".join(s.lines)
+    if s.quilt is not None:
+        said += "; its quilt: see the OLED"
+    return s.title, said
+
+
 _CAPTIONS = {"choose": _cap_choose, "deal": _cap_deal, "turn": _cap_turn, "prompt": _cap_prompt,
-             "mismatch": _cap_mismatch, "end": _cap_end}
+             "mismatch": _cap_mismatch, "end": _cap_end, "box": _cap_box}
 
 
 # ------------------------------------------------------------ hint and status lines
@@ -345,6 +354,8 @@ _MODE_HINTS = {
     "correct_amount": "n adds a button, b takes one away, o sets the count.",
     "end_confirm": "End the game now? n switches, o chooses.",
     "end": "Game over: o starts a new game, B (hold BACK) undoes the last turn.",
+    "box_review": "The box's last turn again: any button goes back.",
+    "hint": "What the box would play: any button goes back.",
 }
 
 
@@ -363,7 +374,20 @@ def hint(mode: str, kind: str, active: str, hand: HandView, target: int | None =
         return _MODE_HINTS[mode]
     if mode == "turn" and active:
         return _turn_hint(active, hand, target)
+    if mode == "box" and active:
+        return _box_hint(active, hand, target)
     return "n NEXT, o OK, b BACK; hold with N, O (menu), B (undo).  ? = help"
+
+
+def _box_hint(active: str, hand: HandView, target: int | None) -> str:
+    """The box's turn: you carry it out with its token (``active``'s colour)."""
+    if target is None:
+        return "The box is thinking; its move will show on the OLED."
+    if hand.hand != active:
+        return (f"Box's turn: do what the OLED says, then move its {active} token to {target} "
+                f"(press {active[0]} to take it).")
+    return (f"Box's turn: its patch and buttons as the OLED says, then its {active} token "
+            f"to {target} (lit white).")
 
 
 def _turn_hint(active: str, hand: HandView, target: int | None) -> str:

@@ -27,6 +27,7 @@ from PIL import Image, ImageDraw
 from ..companion.model import PatchCard, PlayerLine, Screen
 from .fonts import ARROW, BIG, BUTTON, DOWN, HOURGLASS, THIN, TINY, UP, Font
 from .patch_art import cell_size, draw_label, draw_patch, label_width
+from .quilt_art import draw_quilt
 
 WIDTH, HEIGHT = 128, 64
 LINE = BIG.line        # 10 px per big text line
@@ -39,6 +40,7 @@ ON = 255               # a lit pixel in a mode "1" image
 PAGE_SECONDS = 3.0     # how long each page of a paged screen shows
 BANNER_ROWS = 2        # text rows of the turn screen's notice banner per page
 SELECT_BAR = 2         # rows of the bar under the selected offer card
+BOX_PICTURE_H = 24     # the patch picture's height on the box's turn screen
 
 Draw = ImageDraw.ImageDraw
 
@@ -309,9 +311,36 @@ def _end(c: _Canvas, screen: Screen) -> None:
     _lines(c, y, _wrap_all(screen.lines), max(0, (bottom - y) // LINE))
 
 
+def _box(c: _Canvas, screen: Screen) -> None:
+    """The box's turn: ``title`` in the bar ("Box: 2nd patch"); at the right the box's
+    quilt board (``quilt``, 48 px square: squares covered before are grey, the
+    patch placed now lit, a leather patch lit with a dark centre); at the left the
+    patch's picture (``patches[0]``) above the ``lines`` to do (two rows a page),
+    or the ``notice`` in their place; the ``footer`` below."""
+    _header(c, [screen.title, screen.title.replace("Box: ", ""), "Box"], screen.warning)
+    bottom = _bottom(screen)
+    right = WIDTH
+    if screen.quilt is not None:
+        q = screen.quilt
+        size = FOOTER_Y - HEADER - 1
+        right = WIDTH - size - 1
+        draw_quilt(c.draw, (right + 1, HEADER + 1, size, size), q.rows, q.cols, q.before,
+                   q.patch, q.leather)
+    top = HEADER + 1
+    if screen.patches:
+        draw_patch(c.draw, (1, top + 1, right - 4, BOX_PICTURE_H), screen.patches[0].shape,
+                   max_cell=6)
+        top += BOX_PICTURE_H + 2
+    width = right - 3
+    text = [screen.notice] if screen.notice else list(screen.lines)
+    rows = [row for line in text for row in ([line] if TINY.width(line) <= width + 1
+                                             else _wrap(BIG, line, width))]
+    _lines(c, top, rows, max(1, (bottom - top) // LINE), right - 1)
+
+
 _PAINTERS: dict[str, Callable[[_Canvas, Screen], None]] = {
     "choose": _choose, "deal": _deal, "turn": _turn, "prompt": _prompt,
-    "mismatch": _mismatch, "end": _end}
+    "mismatch": _mismatch, "end": _end, "box": _box}
 
 
 # --- pieces ----------------------------------------------------------------
