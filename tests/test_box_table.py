@@ -12,11 +12,12 @@ from firmware_py.ai.table import answer
 from firmware_py.companion import intents
 from firmware_py.companion.buttons import HOLD, PRESS, Gesture
 from firmware_py.companion.journal import effective
-from firmware_py.companion.opponent import BoxMove
+from firmware_py.companion.opponent import BoxMove, check_move
 from firmware_py.companion.screens import build_lights, build_screen
 from firmware_py.companion.tokens import MOVE, Verdict
 from firmware_py.companion.ui import PLAYERS, TableUI
-from firmware_py.rules import ADVANCE, Buy, legal_actions, deal, load_spec, replay
+from firmware_py.rules import (ADVANCE, Buy, ClaimSpecialTile, PlaceLeather, deal,
+                               legal_actions, load_spec, placement_masks, replay)
 from firmware_py.view.oled import problems
 
 
@@ -266,3 +267,135 @@ def test_whole_games_against_the_box_fit_and_replay(game, person_first):
     box = record.meta["box_quilt"]
     assert box["player"] == (1 if person_first else 0) and box["placements"]
     replay(record)
+
+
+def _box_bought_then_plans():
+    """A game where the box bought a patch on its first turn and its next move is shown:
+    (its effective journal entries, the index of the box's turn entry)."""
+    for seed in range(3, 30):
+        t = Table(seed=seed)
+        t.set_up("easy", person_first=False)
+        if t.ui.box_move.patch is None:
+            continue
+        t.box_moves()
+        while t.ui.mode != "box":
+            t.person_moves()
+        if t.ui.box_move.patch is not None:
+            entries = effective(t.entries)
+            assert [e["kind"] for e in entries][:2] == ["setup", "turn"]
+            return entries, 1
+    raise AssertionError("no deal where the box buys twice")
+
+
+def test_a_journalled_box_turn_that_does_not_fit_the_game_is_not_replayed():
+    entries, at = _box_bought_then_plans()
+    good = entries[at]["box"]
+    cells = good["cells"]
+    damaged = {
+        "another patch": {**good, "patch": (good["patch"] + 1) % 33},
+        "not the patch's shape": {**good, "cells": cells[:-1]},
+        "another place": {**good, "place": good["place"] % 3 + 1},
+        "another space": {**good, "target": good["target"] + 1},
+        "leather not won": {**good, "leather": [[8, 8]]},
+        "a 7x7 not made": {**good, "bonus": True},
+    }
+    for what, box in damaged.items():
+        replayed = Table(eager=False)
+        with pytest.raises(ValueError, match="the box's turn"):
+            replayed.ui.resume(entries[:at] + [{**entries[at], "box": box}] + entries[at + 1:])
+    no_box = {k: v for k, v in entries[at].items() if k != "box"}
+    with pytest.raises(ValueError, match="without the box's move"):
+        Table(eager=False).ui.resume(entries[:at] + [no_box])
+    replayed = Table(eager=False)
+    replayed.ui.resume(entries)                              # the good one replays
+    assert replayed.ui.session.boxes[0] is not None
+
+
+def test_a_damaged_plan_is_never_shown_nor_carried_out():
+    entries, at = _box_bought_then_plans()
+    plan = entries[-1]["plan"]
+    assert entries[-1]["kind"] == "plan"
+    damaged = {
+        "a correction": {**plan, "moves": [{"adjust": 1, "buttons": 5}], "patch": None,
+                         "place": 0, "cells": []},
+        "a correction after its patch": {**plan, "moves": plan["moves"] + [{"adjust": 1,
+                                                                           "buttons": 5}]},
+        "cells on its quilt": {**plan, "cells": entries[at]["box"]["cells"]},
+        "another patch": {**plan, "patch": entries[at]["box"]["patch"]},
+        "another space": {**plan, "target": plan["target"] + 1},
+        "leather not won": {**plan, "leather": [[8, 8]]},
+        "a 7x7 not made": {**plan, "bonus": True},
+        "a 7x7 claimed without one": {**plan, "moves": plan["moves"] + [{"bonus": 1}],
+                                      "bonus": True},
+    }
+    for what, bad in damaged.items():
+        replayed = Table(eager=False)
+        replayed.ui.resume(entries[:-1] + [{"kind": "plan", "plan": bad}])
+        ui = replayed.ui
+        assert ui.mode == "box" and ui.box_move is None, what
+        assert len(replayed.requests) == 1, what                 # asked afresh instead
+        assert build_screen(ui).lines[0] == "Box is thinking...", what
+        replayed.press("ok", 2)                                  # nothing to carry out
+        assert len(ui.session.groups) == sum(e["kind"] == "turn" for e in entries), what
+
+
+def test_action_a_of_the_box_names_no_patch_place():
+    t = Table(eager=False)
+    t.set_up("easy", person_first=False)
+    state = t.ui.state
+    seat = t.ui.box_seat()
+    advance = BoxMove((ADVANCE,), intents.target_of(state, ADVANCE))
+    assert check_move(advance, state, 0, seat) == ""
+    assert check_move(BoxMove((ADVANCE,), advance.target, place=2), state, 0, seat)
+    assert check_move(BoxMove((ADVANCE,), advance.target, mask=1), state, 0, seat)
+
+
+def test_a_damaged_plan_never_stops_the_service(tmp_path):
+    from firmware_py.ai.table import planner
+    from firmware_py.companion.journal import Journal
+    from firmware_py.companion.session import Setup
+    from firmware_py.hw.backends import Parts
+    from firmware_py.service import Service
+    from test_faults_rig import StepClock, fast_config
+    circle, _ = deal(load_spec("patchwork"), 4)
+    setup = Setup("patchwork", "2014", "yellow", tuple(circle), (), False, box="yellow",
+                  level="easy")
+    journal = Journal(tmp_path)
+    journal.load()
+    journal.append({"kind": "setup", "setup": setup.to_json()})
+    journal.append({"kind": "plan", "plan": {"moves": [{"adjust": 1, "buttons": 5}], "target": 0,
+                                             "patch": None, "place": 0, "cells": []}})
+    service = Service(fast_config(), Parts(), tmp_path, clock=StepClock(),
+                      planner=planner(iterations=10))
+    service.resume()
+    service.step()                                           # draws the screen: no TypeError
+    move = service.ui.box_move                               # None, or the search's own
+    assert service.ui.mode == "box"
+    assert move is None or move.group[0] in intents.turn_options(service.ui.state)
+
+
+def test_check_move_names_each_way_a_box_move_can_contradict_its_game():
+    t = Table(eager=False)
+    t.set_up("easy", person_first=False)
+    state, seat = t.ui.state, t.ui.box_seat()
+    a, b = state.offer[0], state.offer[1]
+    mask_a, mask_b = (min(placement_masks(state.spec, p)) for p in (a, b))
+    target = intents.target_of(state, Buy(a))
+    good = BoxMove((Buy(a),), target, a, 1, mask_a)
+    assert check_move(good, state, 0, seat) == ""
+    full = (1 << 81) - 1 & ~mask_a                           # a 7x7 once the patch is on
+    bad = {
+        "not its turn": (good, 1 - seat, 0),
+        "another patch than bought": (BoxMove((Buy(a),), target, b, 2, mask_b), seat, 0),
+        "on a covered square": (good, seat, mask_a),
+        "leather on a covered square": (BoxMove((Buy(a), PlaceLeather()), target, a, 1, mask_a,
+                                                (mask_a.bit_length() - 1,)), seat, 0),
+        "7x7 for the person": (BoxMove((Buy(a), ClaimSpecialTile(1 - seat)), target, a, 1,
+                                       mask_a, (), True), seat, full),
+        "7x7 without a 7x7": (BoxMove((Buy(a), ClaimSpecialTile(seat)), target, a, 1, mask_a,
+                                      (), True), seat, 0),
+    }
+    for what, (move, player, quilt) in bad.items():
+        assert check_move(move, state, quilt, player), what
+    assert check_move(BoxMove((Buy(a), ClaimSpecialTile(seat)), target, a, 1, mask_a, (), True),
+                      state, full, seat) == ""

@@ -14,7 +14,7 @@ on the loop thread through :meth:`BoxTable.box_answer`. Modes:
 """
 from __future__ import annotations
 
-from ..rules import IllegalActionError
+from ..rules import Advance, Buy, IllegalActionError
 from .buttons import HOLD, PRESS, Gesture
 from .opponent import BoxMove, BoxRequest, Think, check_move
 
@@ -110,6 +110,21 @@ class BoxTable:
             raise ValueError("the box's move must be an object")
         group = self.session.group_from_json(data.get("moves")) if group is None else group
         return BoxMove.from_json(data, tuple(group), self.state.spec)
+
+    def _box_replayed(self, body: dict, group) -> BoxMove | None:
+        """The box's move of a journalled ``turn`` entry about to be replayed (``group``
+        parsed from it), or None for a turn of a person. Raises ValueError when the entry
+        holds a move the box could not have made before it (the replay keeps the entries
+        before it), or a turn of the box's seat without the box's move."""
+        if "box" not in body:
+            if self.box_to_move() and group and isinstance(group[0], (Advance, Buy)):
+                raise ValueError("a turn of the box without the box's move")
+            return None
+        move = self._box_from_json(body["box"], group)
+        problem = self._box_refusal(move)
+        if problem:
+            raise ValueError(f"the box's turn does not fit the game: {problem}")
+        return move
 
     def _box_resume_plan(self, data) -> None:
         """A ``plan`` entry left last in the journal: show that move again, if it still fits."""

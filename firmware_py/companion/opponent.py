@@ -11,8 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..rules import ClaimSpecialTile, GameState, placement_masks
+from ..rules import (Advance, Buy, ClaimSpecialTile, DiscardLeather, GameState, PlaceLeather,
+                     placement_masks)
 from ..rules.catalogue import GameSpec
+from ..rules.quilt import has_square
+from .intents import target_of
 
 LEVELS = ("easy", "normal", "hard")
 """The levels offered at setup (the search's own table of levels is ``ai.LEVELS``)."""
@@ -82,25 +85,56 @@ class BoxMove:
 
 def check_move(move: BoxMove, state: GameState, quilt: int, box: int) -> str:
     """Why ``move`` cannot be the box's turn in ``state`` with its quilt ``quilt`` ("" when
-    it can): its patch must be one of the three on offer at ``place``, placed as the
-    patch's shape on empty squares (R8), its leather patches on empty squares, a 7x7
-    claimed for the box only. The engine still checks the group itself."""
+    it can). Its group is action A or the patch it buys (R5, R6), then only what that
+    brings by itself: a ``PlaceLeather``/``DiscardLeather`` per leather patch won (R9) and
+    the box's claim of the 7x7 tile (R11). The rest must say the same as the group: the
+    patch is the one bought and lies on offer at ``place`` (R3), placed as the patch's
+    shape on empty squares (R8); ``target`` is where the action takes the box's token;
+    one leather square per ``PlaceLeather``, on an empty square; ``bonus`` exactly when
+    the box claims the 7x7 tile, and only with a 7x7 square on its quilt. The engine
+    still checks the group itself (buttons, leather owed, the tile still free)."""
     if state.to_move != box:
         return "it is not the box's turn"
+    first = move.group[0] if move.group else None
+    if not isinstance(first, (Advance, Buy)):
+        return "the box's turn must start with advancing or buying a patch"
+    rest = move.group[1:]
+    if not all(isinstance(a, (PlaceLeather, DiscardLeather, ClaimSpecialTile)) for a in rest):
+        return "the box's turn holds an action that is not its own"
+    if move.patch != (first.patch if isinstance(first, Buy) else None):
+        return f"the patch shown ({move.patch}) is not the action's"
+    if move.target != target_of(state, first):
+        return f"its time token goes to {target_of(state, first)}, not {move.target}"
+    problem = _placement_problem(move, state, quilt)
+    if problem:
+        return problem
+    if len(move.leather) != sum(isinstance(a, PlaceLeather) for a in rest):
+        return "the leather squares shown do not match the leather patches placed"
+    claims = [a for a in rest if isinstance(a, ClaimSpecialTile)]
+    if any(a.player != box for a in claims):
+        return "the box claims the 7x7 tile only for itself"
+    if move.bonus != bool(claims):
+        return "the 7x7 claim does not match the move"
+    spec = state.spec
+    if claims and not has_square(quilt | move.squares, spec.bonus_square, spec.rows, spec.cols):
+        return "the box's quilt holds no 7x7 square"
+    return ""
+
+
+def _placement_problem(move: BoxMove, state: GameState, quilt: int) -> str:
+    """Why the patch and leather squares of ``move`` do not fit ("" when they do)."""
     if move.patch is not None:
         if move.patch not in state.offer[:3] or state.offer.index(move.patch) + 1 != move.place:
             return f"patch {move.patch} is not the patch on offer at place {move.place}"
         if move.mask not in placement_masks(state.spec, move.patch) or move.mask & quilt:
             return f"patch {move.patch} does not fit there on the box's quilt"
-    elif move.mask:
+    elif move.mask or move.place:
         return "action A places no patch"
     covered = quilt | move.mask
     for square in move.leather:
         if covered >> square & 1:
             return f"the leather patch's square {square} is covered"
         covered |= 1 << square
-    if any(isinstance(a, ClaimSpecialTile) and a.player != box for a in move.group):
-        return "the box claims the 7x7 tile only for itself"
     return ""
 
 

@@ -86,8 +86,7 @@ class TableUI(BoxTable):
             if body.get("kind") == "turn":
                 before = session.state
                 group = session.group_from_json(body["moves"])
-                box = self._box_from_json(body["box"], group) if "box" in body else None
-                session.commit(group, box)
+                session.commit(group, self._box_replayed(body, group))
                 self.tentative = before if body.get("tentative") else None
             elif body.get("kind") == "plan":
                 self._box_resume_plan(body.get("plan"))
