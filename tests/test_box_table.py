@@ -399,3 +399,50 @@ def test_check_move_names_each_way_a_box_move_can_contradict_its_game():
         assert check_move(move, state, quilt, player), what
     assert check_move(BoxMove((Buy(a), ClaimSpecialTile(seat)), target, a, 1, mask_a, (), True),
                       state, full, seat) == ""
+
+
+def _box_moves_twice(seed_range=range(1, 40)):
+    """A table (answering when told) where the box's turn was just carried out and the box
+    is to move again, thinking: (table, the box's move carried out)."""
+    for seed in seed_range:
+        t = Table(seed=seed, eager=False)
+        t.set_up("easy", person_first=True)
+        rng = random.Random(seed)
+        for _ in range(30):
+            if t.ui.mode == "box":
+                t.answer_now()
+                done = t.ui.box_move
+                t.box_moves()
+                if t.ui.mode == "box":
+                    return t, done
+            elif t.ui.mode == "turn":
+                t.person_moves(rng)
+            else:
+                t.press("ok")
+    raise AssertionError("no deal where the box moves twice in a row")
+
+
+def test_undo_back_past_a_box_turn_shows_the_move_it_made_not_a_new_search():
+    t = Table()
+    t.set_up("normal", person_first=False)
+    made = t.ui.box_move
+    t.box_moves()
+    while t.ui.mode != "box":
+        t.person_moves()
+    asked = len(t.requests)
+    while len(t.ui.session.groups) > 1:
+        t.hold("back")                                       # the person's turns
+    t.hold("back")                                           # and the box's
+    assert t.ui.mode == "box" and not t.ui.session.groups
+    assert t.ui.box_move == made and len(t.requests) == asked  # no new search
+    assert effective(t.entries)[-1] == {"kind": "plan", "plan": t.ui._box_json(made)}
+
+
+def test_undo_while_the_box_thinks_again_keeps_its_undone_move():
+    t, done = _box_moves_twice()
+    late = t.requests[-1]                                    # its next turn, still thinking
+    t.hold("back")                                           # undo the turn just carried out
+    assert t.ui.mode == "box" and t.ui.box_move == done
+    t.ui.box_answer(late.key, answer(late, iterations=30))   # the search of the undone state
+    assert t.ui.box_move == done
+    assert effective(t.entries)[-1]["plan"] == t.ui._box_json(done)

@@ -30,6 +30,7 @@ class BoxTable:
     box_move: BoxMove | None = None  # the box's move shown now
     box_state = None                 # the state it was planned for (identity)
     box_problem = ""                 # why the last answer was refused
+    box_asked = None                 # the state the open request is about (identity)
     hint_move: BoxMove | None = None
 
     # ----- asking -----------------------------------------------------------------
@@ -61,6 +62,7 @@ class BoxTable:
     def _box_ask(self, quilt: int | None, level: str) -> None:
         self.box_key += 1
         self.box_problem = ""
+        self.box_asked = self.state
         if self.think is None:
             self.box_waiting = False
             self.box_problem = "no search on this table"
@@ -81,8 +83,8 @@ class BoxTable:
         if self.mode == "hint":
             self.hint_move = answer
             return
-        if self.mode != "box":
-            return
+        if self.mode != "box" or self.box_asked is not self.state:
+            return                                    # the game moved on (an undo)
         problem = self._box_refusal(answer)
         if problem:
             self.box_problem = problem
@@ -157,6 +159,12 @@ class BoxTable:
         self.armed = True
         who = self._colour(self.box_seat())
         self.notice = f"Box: move {who} to {move.target}. OK again: done"
+
+    def _box_undone(self, move: BoxMove | None) -> None:
+        """The last turn, just undone, was the box's ``move`` (None: a person's): its turn
+        shows that same move again, never a new search's."""
+        if move is not None:
+            self.box_move, self.box_state = move, self.state
 
     def _box_token(self, target: int) -> None:
         """The box's token stands on ``target``: its turn is done when that is its target."""

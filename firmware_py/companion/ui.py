@@ -539,10 +539,12 @@ class TableUI(BoxTable):
                 self._to_turn()
                 return
         self._write({"kind": "undo"})
+        box = self.session.boxes[-1]
         group = self.session.undo()
         self.tentative = None
         self.consume_reading = True
         self.mismatch = None
+        self._box_undone(box)
         self._to_turn()
         self.notice, self.tip = "", ""
         self.instruction = self._undo_words(group)
