@@ -446,3 +446,20 @@ def test_undo_while_the_box_thinks_again_keeps_its_undone_move():
     t.ui.box_answer(late.key, answer(late, iterations=30))   # the search of the undone state
     assert t.ui.box_move == done
     assert effective(t.entries)[-1]["plan"] == t.ui._box_json(done)
+
+
+@pytest.mark.parametrize("answered_in_menu", [True, False])
+def test_the_menu_while_the_box_thinks_loses_no_search(answered_in_menu):
+    t = Table(eager=False)
+    t.set_up("hard", person_first=False)
+    t.hold("ok")
+    assert t.ui.mode == "menu"
+    if answered_in_menu:
+        t.answer_now()
+        assert all(e["kind"] != "plan" for e in t.entries)  # not shown yet: not journalled
+    t.press("ok")                                            # "Back to game"
+    assert t.ui.mode == "box" and len(t.requests) == 1      # no second search
+    if not answered_in_menu:
+        assert build_screen(t.ui).lines[0] == "Box is thinking..."
+        t.answer_now()
+    assert t.ui.box_move is not None and t.entries[-1]["kind"] == "plan"

@@ -57,6 +57,8 @@ class BoxTable:
                 self._write({"kind": "plan", "plan": self._box_json(move)})
             return
         self.box_move = self.box_state = None
+        if self.box_waiting and self.box_asked is state:
+            return                  # still searching this very state (the menu was open)
         self._box_ask(self.session.box_quilt(), self.session.setup.level)
 
     def _box_ask(self, quilt: int | None, level: str) -> None:
@@ -73,7 +75,8 @@ class BoxTable:
     def box_answer(self, key: int, answer) -> None:
         """The search's answer to request ``key``: a :class:`BoxMove`, or the exception it
         raised. A stale answer (the game moved on, an undo) is dropped; a move that does
-        not fit the game is refused and said, never committed."""
+        not fit the game is refused and said, never committed; one that comes while the
+        menu is open is kept and shown (and journalled) when the box's turn shows again."""
         if key != self.box_key or not self.box_waiting:
             return
         self.box_waiting = False
@@ -83,14 +86,15 @@ class BoxTable:
         if self.mode == "hint":
             self.hint_move = answer
             return
-        if self.mode != "box" or self.box_asked is not self.state:
+        if self.box_asked is not self.state or not self.box_to_move():
             return                                    # the game moved on (an undo)
         problem = self._box_refusal(answer)
         if problem:
             self.box_problem = problem
             return
         self.box_move, self.box_state = answer, self.state
-        self._write({"kind": "plan", "plan": self._box_json(answer)})
+        if self.mode == "box":                        # else kept for when it shows (the menu)
+            self._write({"kind": "plan", "plan": self._box_json(answer)})
 
     def _box_refusal(self, move: BoxMove) -> str:
         """Why ``move`` cannot be the box's turn now ("" when it can)."""
