@@ -463,3 +463,43 @@ def test_the_menu_while_the_box_thinks_loses_no_search(answered_in_menu):
         assert build_screen(t.ui).lines[0] == "Box is thinking..."
         t.answer_now()
     assert t.ui.box_move is not None and t.entries[-1]["kind"] == "plan"
+
+
+def test_the_person_moving_on_after_a_pause_revises_the_move_on_the_box_turn():
+    """A rest on the action A space mid-slide takes action A for a while (tentative, R5);
+    the person's token sliding on to a patch's space revises it, also when the box's turn
+    is already shown, as in a game of two people."""
+    from firmware_py.companion.tokens import TokenWatch
+    from firmware_py.rules import apply
+    for seed in range(3, 40):
+        t = Table(seed=seed)
+        t.set_up("easy", person_first=False)
+        t.box_moves()
+        ui, state = t.ui, t.ui.state
+        box_at = state.players[1 - state.to_move].position
+        home = state.players[state.to_move].position
+        pause = intents.target_of(state, ADVANCE)
+        on = [b for b in (Buy(p) for p in state.offer[:3]) if not intents.why_not(state, b)
+              and intents.target_of(state, b) > pause
+              and intents.candidates_at(state, intents.target_of(state, b)) == [b]]
+        after = apply(state, ADVANCE)[0]
+        if on and box_at != home and after.to_move != state.to_move:
+            break
+    else:
+        raise AssertionError("no deal to slide on past the action A space")
+    watch, now = TokenWatch(0.1, 1.0), 0.0
+
+    def reading(spaces):
+        nonlocal now
+        watch.reading(frozenset(spaces), now)
+        now += 0.2
+        ui.verdict(watch.judge(ui.expectation(), now))
+
+    reading({home, box_at})
+    reading({pause, box_at})                                 # the rest on the way
+    assert ui.mode == "box" and ui.session.groups[-1] == (ADVANCE,) and ui.tentative
+    target = intents.target_of(state, on[0])
+    reading({target, box_at})                                # slid on: the patch
+    assert ui.session.groups[-1] == (on[0],)
+    turns = [e for e in effective(t.entries) if e["kind"] == "turn"]
+    assert len(turns) == 2 and turns[-1]["moves"] == [{"buy": on[0].patch}]

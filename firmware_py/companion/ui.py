@@ -654,8 +654,8 @@ class TableUI(BoxTable):
             return None
         state = self.state
         before = None
-        if self.tentative is not None and self.mode in ("turn", "confirm", "leather"):
-            before = self._expect_in(self.tentative, None)
+        if self.tentative is not None and self.mode in ("turn", "confirm", "leather", "box"):
+            before = self._expect_in(self.tentative, None)   # the box's turn: still revisable
         if self.mode == "box" and self.box_move is not None:
             return self._expect_in(state, self.box_expected(), before)
         if self.mode not in ("turn", "confirm") or state.to_move is None:
