@@ -16,7 +16,7 @@ from firmware_py.companion.opponent import BoxMove, check_move
 from firmware_py.companion.screens import build_lights, build_screen
 from firmware_py.companion.tokens import MOVE, Verdict
 from firmware_py.companion.ui import PLAYERS, TableUI
-from firmware_py.rules import (ADVANCE, Buy, ClaimSpecialTile, PlaceLeather, deal,
+from firmware_py.rules import (ADVANCE, DISCARD, Buy, ClaimSpecialTile, PlaceLeather, deal,
                                legal_actions, load_spec, placement_masks, replay)
 from firmware_py.view.oled import problems
 
@@ -503,3 +503,65 @@ def test_the_person_moving_on_after_a_pause_revises_the_move_on_the_box_turn():
     assert ui.session.groups[-1] == (on[0],)
     turns = [e for e in effective(t.entries) if e["kind"] == "turn"]
     assert len(turns) == 2 and turns[-1]["moves"] == [{"buy": on[0].patch}]
+
+
+class HoleInTheMiddle(Table):
+    """A table whose box leaves the middle square of its quilt empty (so its quilt never
+    holds a 7x7 square, however full): the search's move, placed elsewhere."""
+
+    CENTRE = 40
+
+    def answer_now(self, **budget):
+        request = self.requests[-1]
+        move = answer(request, iterations=30)
+        spec, quilt = request.state.spec, request.quilt | 1 << self.CENTRE
+        mask = 0
+        if move.patch is not None:
+            fits = [m for m in placement_masks(spec, move.patch) if not m & quilt]
+            if not fits:                                     # nowhere: action A instead
+                move = BoxMove((ADVANCE,), intents.target_of(request.state, ADVANCE))
+            else:
+                mask = min(fits)
+        quilt |= mask
+        group, leather = [move.group[0]], []
+        for action in move.group[1:]:
+            if isinstance(action, ClaimSpecialTile):
+                continue
+            if isinstance(action, PlaceLeather):
+                square = next((b for b in range(81) if not quilt >> b & 1), None)
+                if square is None:
+                    action = DISCARD
+                else:
+                    quilt |= 1 << square
+                    leather.append(square)
+            group.append(action)
+        self.ui.box_answer(request.key, BoxMove(tuple(group), move.target, move.patch,
+                                                move.place, mask, tuple(leather)))
+
+
+def test_the_menu_gives_the_box_no_7x7_its_quilt_does_not_hold():
+    """Late in a game the box has 49 squares covered or more but no 7x7 square (its middle
+    square is empty): a claim for it from the menu is refused (the engine, counting
+    squares only, would take it); the person's own claim is not."""
+    t = HoleInTheMiddle(seed=5)
+    t.set_up("easy", person_first=True)
+    ui = t.ui
+    seat = ui.box_seat()
+    while ui.state.players[seat].empty > 81 - 49 or ui.mode != "turn":
+        assert ui.mode != "end", "the box never covered 49 squares"
+        if ui.mode == "box":
+            t.box_moves()
+        elif ui.mode == "turn":
+            t.person_moves(random.Random(len(ui.session.groups)))
+        else:
+            t.press("ok")
+    assert not ui.session.box_quilt() >> HoleInTheMiddle.CENTRE & 1
+    turns = len(ui.session.groups)
+    t.hold("ok")
+    t.press("next", ui.menu_items().index("Claim 7x7 tile"))
+    t.press("ok")
+    t.press("next")                                          # Yellow: the box
+    t.press("ok")
+    screen = build_screen(ui)
+    assert len(ui.session.groups) == turns and ui.state.special is None
+    assert screen.notice == "Box has no 7x7: it claims its own" and problems(screen) == []

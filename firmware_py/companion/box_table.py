@@ -15,6 +15,7 @@ on the loop thread through :meth:`BoxTable.box_answer`. Modes:
 from __future__ import annotations
 
 from ..rules import Advance, Buy, IllegalActionError
+from ..rules.quilt import has_square
 from .buttons import HOLD, PRESS, Gesture
 from .opponent import BoxMove, BoxRequest, Think, check_move
 
@@ -185,6 +186,16 @@ class BoxTable:
     def box_expected(self):
         """The action whose space counts in ``box`` mode (None while the box thinks)."""
         return self.box_move.group[0] if self.box_move is not None else None
+
+    def box_claim_refusal(self, player: int) -> str:
+        """Why the menu may not give the 7x7 tile to ``player`` ("" when it may): the box
+        claims its own, with its turn, once its quilt holds a 7x7 square (R11); its quilt
+        is known, so a claim for it without one would contradict ``meta.box_quilt``."""
+        spec = self.state.spec
+        if player != self.box_seat() or has_square(self.session.box_quilt(), spec.bonus_square,
+                                                   spec.rows, spec.cols):
+            return ""
+        return "Box has no 7x7: it claims its own"
 
     # ----- the box's last turn again ------------------------------------------------------
     def last_box_move(self) -> BoxMove | None:

@@ -605,8 +605,10 @@ class TableUI(BoxTable):
     def _on_claim(self, g: Gesture) -> None:
         def _ok(i):
             player = self.session.setup.colours.index((GREEN, YELLOW)[i])
-            if not self._commit([ClaimSpecialTile(player)]):
+            refusal = self.box_claim_refusal(player)
+            if refusal or not self._commit([ClaimSpecialTile(player)]):
                 self._to_turn()
+                self.notice = refusal or self.notice
         self._choose(g, 2, _ok, self._to_turn)
 
     def _on_correct_who(self, g: Gesture) -> None:
