@@ -565,3 +565,17 @@ def test_the_menu_gives_the_box_no_7x7_its_quilt_does_not_hold():
     screen = build_screen(ui)
     assert len(ui.session.groups) == turns and ui.state.special is None
     assert screen.notice == "Box has no 7x7: it claims its own" and problems(screen) == []
+
+
+def test_undo_of_the_box_turn_says_what_to_give_back_before_its_move_shows_again():
+    t = Table()
+    t.set_up("normal", person_first=False)
+    move = t.ui.box_move
+    t.box_moves()
+    t.hold("back")
+    screen = build_screen(t.ui)
+    assert t.ui.mode == "box" and t.ui.box_move == move
+    assert screen.notice == t.ui.instruction and "back to 0" in screen.notice
+    assert problems(screen) == []
+    t.press("next")                                          # then the move itself
+    assert build_screen(t.ui).notice == "" and build_screen(t.ui).lines

@@ -548,6 +548,8 @@ class TableUI(BoxTable):
         self._to_turn()
         self.notice, self.tip = "", ""
         self.instruction = self._undo_words(group)
+        if self.mode == "box":                 # its move shows again: say first what to undo
+            self.notice = self.instruction
 
     def _undo_words(self, group) -> str:
         """What to give back for the undone ``group`` (the state is the one before it)."""
