@@ -116,6 +116,9 @@ def test_long_captions_show_in_whole_phrases():
     assert parts == ["Yellow: take 2 buttons back, return the patch,",
                      "Yellow: leather back on 44; token back to 41"]   # whose, on each part
     assert caption_parts("short", 60) == ["short"]
+    box = "Yellow: pay 6, take leather, +2 income. BACK: the box's move again"
+    assert caption_parts(box, 40) == ["Yellow: pay 6, take leather, +2 income.",
+                                      "BACK: the box's move again"]    # not Yellow's to do
     confirm = "Token on 14: > cost 3, income 1 (1 of 2) (OK:YES NEXT:OTHER BACK:NO)"
     assert caption_parts(confirm, 60) == ["Token on 14: > cost 3, income 1 (1 of 2)",
                                           "(OK:YES NEXT:OTHER BACK:NO)"]

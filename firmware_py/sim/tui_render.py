@@ -237,7 +237,8 @@ def caption_parts(text: str, width: int) -> list[str]:
     whole does not fit a frame's border line ([text] when it fits). Parts end
     after ";", ".", ",", "?" or before "(" where they can (a phrase longer
     than ``width`` is split at spaces), and a part that goes on with "Green:
-    ..." starts with "Green:" again, so that every part says whose it is."""
+    ..." starts with "Green:" again, so that every part says whose it is (unless
+    it names its own subject: "BACK: the box's move again" stays as it is)."""
     if len(text) <= width:
         return [text]
     lead = re.match(r"(Green|Yellow): ", text)
@@ -247,7 +248,7 @@ def caption_parts(text: str, width: int) -> list[str]:
         if parts and len(parts[-1]) + 1 + len(phrase) <= width:
             parts[-1] += " " + phrase
         elif len(head + phrase) <= width:
-            fresh = parts and head and not re.match(r"(Green|Yellow): ", phrase)
+            fresh = parts and head and not re.match(r"\S+: ", phrase)   # "BACK: ..." is not Green's
             parts.append(head + phrase if fresh else phrase)
         else:
             for word in phrase.split():
