@@ -266,7 +266,12 @@ def test_whole_games_against_the_box_fit_and_replay(game, person_first):
     record = t.saved[-1]
     box = record.meta["box_quilt"]
     assert box["player"] == (1 if person_first else 0) and box["placements"]
-    replay(record)
+    final = replay(record)[0]
+    assert sum(row.count(".") for row in box["quilt"]) == final.players[box["player"]].empty
+    rows = box["quilt"]
+    square = any(all(row[c:c + 7] == "#" * 7 for row in rows[r:r + 7])
+                 for r in range(len(rows) - 6) for c in range(len(rows[0]) - 6))
+    assert final.special != box["player"] or square          # its 7x7 tile: a 7x7 on its quilt
 
 
 def _box_bought_then_plans():
