@@ -65,13 +65,19 @@ def box_turn_screen(state, move: BoxMove, who: str, quilt_before: int, *, title:
     if move.patch is not None or move.leather:
         quilt = QuiltView(spec.rows, spec.cols, quilt_before, move.mask,
                           move.squares & ~move.mask)
-    if move.patch is not None:
+    lines = todo(events, who, move.target)
+    if move.patch is None:
+        head, cards = f"{title} advances", ()
+    elif state.free:                # no neutral token order: the patch by its picture and price
+        patch = spec.patches[move.patch]
+        head = f"{title}: this patch"
+        cards = (_card(spec, move.patch, selected=True),)
+        lines.insert(0, f"cost {patch.cost}, time {patch.time}")
+    else:
         head = f"{title}: {_ordinal(move.place)} patch"
         cards = (_card(spec, move.patch, selected=True, index=move.place, total=3),)
-    else:
-        head, cards = f"{title} advances", ()
-    return Screen("box", head, lines=tuple(todo(events, who, move.target)), patches=cards,
-                  quilt=quilt, notice=notice, footer=footer)
+    return Screen("box", head, lines=tuple(lines), patches=cards, quilt=quilt, notice=notice,
+                  footer=footer)
 
 
 def box_screen(ui) -> Screen:
@@ -116,6 +122,8 @@ def hint_screen(ui) -> Screen:
         cards = ()
     else:
         patch = state.spec.patches[move.patch]
-        lines = (f"{who}: {_ordinal(move.place)} patch, pay {patch.cost}, to {move.target}",)
+        which = f"the patch costing {patch.cost}, time {patch.time}" if state.free \
+            else f"{_ordinal(move.place)} patch, pay {patch.cost}"
+        lines = (f"{who}: {which}, to {move.target}",)
         cards = (_card(state.spec, move.patch, selected=True, index=move.place, total=3),)
     return Screen("prompt", "Box would play", lines=lines, patches=cards, footer="OK:BACK")
