@@ -299,3 +299,12 @@ def test_the_live_feed_says_what_to_do_for_the_box():
     t.box_moves()
     snap = build_snapshot(capture_ui(t.ui, build_screen(t.ui), build_lights(t.ui)), 2, "run")
     assert snap["record"]["meta"]["box_quilt"]["player"] == 0
+
+
+def test_a_plan_counts_only_while_it_is_the_last_journal_entry():
+    setup, turn = {"kind": "setup"}, {"kind": "turn", "moves": []}
+    plan, other = {"kind": "plan", "plan": 1}, {"kind": "plan", "plan": 2}
+    assert effective([setup, plan]) == [setup, plan]
+    assert effective([setup, plan, turn]) == [setup, turn]
+    assert effective([setup, plan, other]) == [setup, other]
+    assert effective([setup, turn, plan, {"kind": "undo"}]) == [setup]
