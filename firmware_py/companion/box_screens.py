@@ -55,10 +55,11 @@ def _events(state, group) -> list:
     return events
 
 
-def box_turn_screen(state, move: BoxMove, who: str, quilt_before: int, *, title: str = "Box",
+def box_turn_screen(state, move: BoxMove, who: str, quilt_before: int, *, done: bool = False,
                     notice: str = "", footer: str = "OK:DONE") -> Screen:
     """The screen of the box's ``move`` in ``state`` (before it), its token's colour ``who``
-    and its quilt before the move ``quilt_before`` (bitmask)."""
+    and its quilt before the move ``quilt_before`` (bitmask); ``done``: the move was made
+    (its title in the past: "Box took: 2nd patch", "Box advanced")."""
     spec = state.spec
     events = _events(state, move.group)
     quilt = None
@@ -66,13 +67,14 @@ def box_turn_screen(state, move: BoxMove, who: str, quilt_before: int, *, title:
         quilt = QuiltView(spec.rows, spec.cols, quilt_before, move.mask,
                           move.squares & ~move.mask)
     lines = todo(events, who, move.target)
+    title = "Box took" if done else "Box"
     if move.patch is None:
-        head, cards = f"{title} advances", ()
+        head, cards = ("Box advanced" if done else "Box advances"), ()
     elif state.free:                # no neutral token order: the patch by its picture and price
         patch = spec.patches[move.patch]
         head = f"{title}: this patch"
         cards = (_card(spec, move.patch, selected=True),)
-        lines.insert(0, f"cost {patch.cost}, time {patch.time}")
+        lines[0] = f"cost {patch.cost}, time {patch.time}"      # what it pays: its cost
     else:
         head = f"{title}: {_ordinal(move.place)} patch"
         cards = (_card(spec, move.patch, selected=True, index=move.place, total=3),)
@@ -104,8 +106,7 @@ def box_review_screen(ui) -> Screen:
     who = session.setup.colours[ui.box_seat()].capitalize()
     before = session.previous_state()
     quilt = session.box_quilt() & ~move.squares
-    return box_turn_screen(before, move, who, quilt, title="Box did",
-                           footer="ANY BUTTON:BACK")
+    return box_turn_screen(before, move, who, quilt, done=True, footer="ANY BUTTON:BACK")
 
 
 def hint_screen(ui) -> Screen:
