@@ -239,9 +239,15 @@ def oled_lines(screen) -> list[str]:
     for p in screen.players:
         out.append(f"{'*' if p.active else ' '}{p.name}: {p.buttons} buttons, income {p.income}, "
                    f"score {p.score}")
-    if screen.patches and screen.kind in ("turn", "deal"):
+    if screen.patches and screen.kind in ("turn", "deal", "box"):
         out.append("patches: " + ", ".join(f"#{c.id} {c.cost}b/{c.time}t/{c.income}i"
                                            for c in screen.patches))
+    if screen.quilt is not None:            # the box's quilt: "#" before, "P" now, "L" leather
+        q = screen.quilt
+        out += ["".join("L" if q.leather >> b & 1 else "P" if q.patch >> b & 1
+                        else "#" if q.before >> b & 1 else "." for b in range(r * q.cols,
+                                                                             (r + 1) * q.cols))
+                for r in range(q.rows)]
     out += [t for t in (screen.notice, screen.warning, screen.footer) if t]
     return out
 
@@ -257,6 +263,8 @@ def instruction(screen, notice: str) -> str:
         return screen.notice
     if screen.kind in ("prompt", "mismatch") and screen.lines:
         return " ".join(screen.lines)
+    if screen.kind == "box":
+        return f"{screen.title}: {', '.join(screen.lines)}"
     return screen.title
 
 

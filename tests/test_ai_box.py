@@ -100,3 +100,30 @@ def test_levels_differ_in_strength():
     seeds): 12 or more wins has probability 3.8% if the two were equally strong."""
     wins = sum(play("hard", 400, "easy", None, deal, seat) for deal in range(8) for seat in (0, 1))
     assert wins >= 12
+
+
+@settings(max_examples=40, deadline=None)
+@given(game=st.sampled_from(["patchwork", "patchwork-express"]), seed=st.integers(0, 10_000),
+       steps=st.integers(0, 80), level=st.sampled_from(sorted(LEVELS)),
+       search_seed=st.integers(0, 99), free=st.booleans())
+def test_the_table_never_gets_an_illegal_box_turn(game, seed, steps, level, search_seed, free):
+    """The whole turn the table shows (ai.table.answer): its patch on offer at the place
+    it names, on empty squares of the box's real quilt, its leather too, and the group
+    accepted by the checked engine in the untracked table state."""
+    from firmware_py.ai.table import answer
+    from firmware_py.companion.opponent import BoxRequest, check_move
+    state = random_state(game, seed, steps, free)
+    if state.to_move is None or state.owed:
+        return
+    mover = state.to_move
+    quilt = state.players[mover].quilt
+    table = counted(state)
+    move = answer(BoxRequest(1, table, quilt, level, search_seed), iterations=30)
+    assert check_move(move, table, quilt, mover) == ""
+    after = table
+    for action in move.group:
+        after, _ = apply(after, action)
+    assert after.players[mover].position == move.target
+    assert move.squares & quilt == 0
+    if move.patch is not None:                      # the same patch fits the real quilt there
+        apply(state, A.Buy(move.patch, move.mask))

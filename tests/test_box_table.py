@@ -14,7 +14,8 @@ from firmware_py.companion.buttons import HOLD, PRESS, Gesture
 from firmware_py.companion.journal import effective
 from firmware_py.companion.opponent import BoxMove, check_move
 from firmware_py.companion.screens import build_lights, build_screen
-from firmware_py.companion.tokens import MOVE, Verdict
+from firmware_py.companion.tokens import MISMATCH, MOVE, STILL, Verdict
+from firmware_py.feed import build_snapshot, capture_ui
 from firmware_py.companion.ui import PLAYERS, TableUI
 from firmware_py.rules import (ADVANCE, DISCARD, Buy, ClaimSpecialTile, PlaceLeather, deal,
                                legal_actions, load_spec, placement_masks, replay)
@@ -48,7 +49,7 @@ class Table:
     def hold(self, button: str):
         self.ui.gesture(Gesture(button, HOLD))
 
-    def set_up(self, level="normal", game=0, person_first=True):
+    def set_up(self, level="normal", game=0, person_first=True, free=False):
         self.press("next", game)
         self.press("ok")
         if game == 0:
@@ -59,7 +60,8 @@ class Table:
         assert build_screen(self.ui).options == ("You (Green)", "Box (Yellow)")
         self.press("next", 0 if person_first else 1)
         self.press("ok")
-        self.press("ok")                                     # deal it
+        self.press("next", int(free))
+        self.press("ok")                                     # deal it (or a free layout)
         while self.ui.mode == "deal":
             self.press("ok")
 
@@ -149,7 +151,7 @@ def test_review_shows_the_box_last_turn_on_the_person_turn():
     assert "BACK: the box's move again" in build_screen(t.ui).notice
     t.press("back")
     review = build_screen(t.ui)
-    assert t.ui.mode == "box_review" and review.kind == "box" and review.title.startswith("Box did")
+    assert t.ui.mode == "box_review" and review.kind == "box" and review.title.startswith(("Box took", "Box advanced"))
     t.press("ok")
     assert t.ui.mode == "turn" and len(t.ui.session.groups) == 1
 
@@ -237,9 +239,10 @@ def test_no_hint_offered_against_the_box():
 
 @pytest.mark.parametrize("game", [0, 1], ids=["patchwork", "express"])
 @pytest.mark.parametrize("person_first", [True, False])
-def test_whole_games_against_the_box_fit_and_replay(game, person_first):
+@pytest.mark.parametrize("free", [False, True], ids=["dealt", "free"])
+def test_whole_games_against_the_box_fit_and_replay(game, person_first, free):
     t = Table(seed=7 + game)
-    t.set_up("easy", game=game, person_first=person_first)
+    t.set_up("easy", game=game, person_first=person_first, free=free)
     rng = random.Random(game)
     screens = {}
     ui = t.ui
@@ -584,3 +587,42 @@ def test_undo_of_the_box_turn_says_what_to_give_back_before_its_move_shows_again
     assert problems(screen) == []
     t.press("next")                                          # then the move itself
     assert build_screen(t.ui).notice == "" and build_screen(t.ui).lines
+
+
+def test_a_token_set_wrong_in_the_box_turn_gets_the_usual_guidance():
+    t = Table()
+    t.set_up("easy", person_first=False)
+    move = t.ui.box_move
+    wrong = move.target + 2
+    t.ui.verdict(Verdict(MISMATCH, expected=frozenset({0}), wrong=frozenset({wrong})))
+    screen = build_screen(t.ui)
+    assert screen.kind == "mismatch" and f"Nothing belongs on {wrong}." in screen.lines
+    assert build_lights(t.ui).wrong == frozenset({wrong})
+    assert not t.ui.session.groups
+    t.ui.verdict(Verdict(STILL))
+    assert build_screen(t.ui).kind == "box"                  # the instruction again
+    t.box_moves()
+    assert t.ui.session.boxes == [move]
+
+
+def test_the_live_feed_says_what_to_do_for_the_box():
+    t = Table()
+    t.set_up("normal", person_first=False)
+    screen, lights = build_screen(t.ui), build_lights(t.ui)
+    snap = build_snapshot(capture_ui(t.ui, screen, lights), 1, "run")
+    assert f"Yellow to {t.ui.box_move.target}" in snap["instruction"]
+    if t.ui.box_move.patch is not None:
+        assert sum(line.count("P") for line in snap["oled"]["lines"]) \
+            == bin(t.ui.box_move.mask).count("1")
+    t.box_moves()
+    snap = build_snapshot(capture_ui(t.ui, build_screen(t.ui), build_lights(t.ui)), 2, "run")
+    assert snap["record"]["meta"]["box_quilt"]["player"] == 0
+
+
+def test_a_plan_counts_only_while_it_is_the_last_journal_entry():
+    setup, turn = {"kind": "setup"}, {"kind": "turn", "moves": []}
+    plan, other = {"kind": "plan", "plan": 1}, {"kind": "plan", "plan": 2}
+    assert effective([setup, plan]) == [setup, plan]
+    assert effective([setup, plan, turn]) == [setup, turn]
+    assert effective([setup, plan, other]) == [setup, other]
+    assert effective([setup, turn, plan, {"kind": "undo"}]) == [setup]

@@ -55,23 +55,31 @@ def _events(state, group) -> list:
     return events
 
 
-def box_turn_screen(state, move: BoxMove, who: str, quilt_before: int, *, title: str = "Box",
+def box_turn_screen(state, move: BoxMove, who: str, quilt_before: int, *, done: bool = False,
                     notice: str = "", footer: str = "OK:DONE") -> Screen:
     """The screen of the box's ``move`` in ``state`` (before it), its token's colour ``who``
-    and its quilt before the move ``quilt_before`` (bitmask)."""
+    and its quilt before the move ``quilt_before`` (bitmask); ``done``: the move was made
+    (its title in the past: "Box took: 2nd patch", "Box advanced")."""
     spec = state.spec
     events = _events(state, move.group)
     quilt = None
     if move.patch is not None or move.leather:
         quilt = QuiltView(spec.rows, spec.cols, quilt_before, move.mask,
                           move.squares & ~move.mask)
-    if move.patch is not None:
+    lines = todo(events, who, move.target)
+    title = "Box took" if done else "Box"
+    if move.patch is None:
+        head, cards = ("Box advanced" if done else "Box advances"), ()
+    elif state.free:                # no neutral token order: the patch by its picture and price
+        patch = spec.patches[move.patch]
+        head = f"{title}: this patch"
+        cards = (_card(spec, move.patch, selected=True),)
+        lines[0] = f"cost {patch.cost}, time {patch.time}"      # what it pays: its cost
+    else:
         head = f"{title}: {_ordinal(move.place)} patch"
         cards = (_card(spec, move.patch, selected=True, index=move.place, total=3),)
-    else:
-        head, cards = f"{title} advances", ()
-    return Screen("box", head, lines=tuple(todo(events, who, move.target)), patches=cards,
-                  quilt=quilt, notice=notice, footer=footer)
+    return Screen("box", head, lines=tuple(lines), patches=cards, quilt=quilt, notice=notice,
+                  footer=footer)
 
 
 def box_screen(ui) -> Screen:
@@ -98,8 +106,7 @@ def box_review_screen(ui) -> Screen:
     who = session.setup.colours[ui.box_seat()].capitalize()
     before = session.previous_state()
     quilt = session.box_quilt() & ~move.squares
-    return box_turn_screen(before, move, who, quilt, title="Box did",
-                           footer="ANY BUTTON:BACK")
+    return box_turn_screen(before, move, who, quilt, done=True, footer="ANY BUTTON:BACK")
 
 
 def hint_screen(ui) -> Screen:
@@ -116,6 +123,8 @@ def hint_screen(ui) -> Screen:
         cards = ()
     else:
         patch = state.spec.patches[move.patch]
-        lines = (f"{who}: {_ordinal(move.place)} patch, pay {patch.cost}, to {move.target}",)
+        which = f"the patch costing {patch.cost}, time {patch.time}" if state.free \
+            else f"{_ordinal(move.place)} patch, pay {patch.cost}"
+        lines = (f"{who}: {which}, to {move.target}",)
         cards = (_card(state.spec, move.patch, selected=True, index=move.place, total=3),)
     return Screen("prompt", "Box would play", lines=lines, patches=cards, footer="OK:BACK")

@@ -34,7 +34,8 @@ class BoxMove:
       now holds a 7x7 square (R11);
     - ``target``: the space (0..last) its time token goes to;
     - ``patch``: the patch id taken, or None (action A); ``place``: 1..3, where it
-      lies counting clockwise from the neutral token (R3), 0 for action A;
+      lies counting clockwise from the neutral token (R3; in a free layout its
+      place among all the patches left), 0 for action A;
     - ``mask``: where the patch goes on the box's quilt (bitmask, bit
       ``row * cols + col``), 0 for action A or a hint;
     - ``leather``: the squares (bit indices) where its leather patches go;
@@ -75,8 +76,8 @@ class BoxMove:
             raise ValueError(f"box move: target must be a space 0..{spec.last_space}")
         if patch is not None and (type(patch) is not int or not 0 <= patch < len(spec.patches)):
             raise ValueError("box move: patch must be a patch id or null")
-        if type(place) is not int or not 0 <= place <= 3:
-            raise ValueError("box move: place must be 0..3")
+        if type(place) is not int or not 0 <= place <= len(spec.patches):
+            raise ValueError(f"box move: place must be 0..{len(spec.patches)}")
         mask = mask_of(spec, data.get("cells", []), "box move: cells")
         leather = tuple(_square(spec, cell, "box move: leather")
                         for cell in _list(data.get("leather", []), "box move: leather"))
@@ -124,7 +125,8 @@ def check_move(move: BoxMove, state: GameState, quilt: int, box: int) -> str:
 def _placement_problem(move: BoxMove, state: GameState, quilt: int) -> str:
     """Why the patch and leather squares of ``move`` do not fit ("" when they do)."""
     if move.patch is not None:
-        if move.patch not in state.offer[:3] or state.offer.index(move.patch) + 1 != move.place:
+        offer = state.offer if state.free else state.offer[:3]     # free layout: any patch left
+        if move.patch not in offer or offer.index(move.patch) + 1 != move.place:
             return f"patch {move.patch} is not the patch on offer at place {move.place}"
         if move.mask not in placement_masks(state.spec, move.patch) or move.mask & quilt:
             return f"patch {move.patch} does not fit there on the box's quilt"

@@ -435,6 +435,9 @@ HELP = """\
          on offer (1b/2t: costs 1 button, takes 2 spaces) and advance, o
          picks it; then slide the token to the space lit white. The OLED
          says what to pay or take: buttons, income, leather patches.
+ THE BOX Setup "Who plays?" -> Box: you are green. Its turn: the OLED shows
+         its patch and where it goes on its quilt; slide the yellow token to
+         the space lit white. On your turn b shows its last move again.
  TOKENS  Your hand holds the mover's token; g / y take the other one.
          l lifts it, the arrows aim (up/down a row, Home/End), d or Space
          sets it down. r stands both tokens where the game says they are.

@@ -317,7 +317,7 @@ def _box(c: _Canvas, screen: Screen) -> None:
     patch placed now lit, a leather patch lit with a dark centre); at the left the
     patch's picture (``patches[0]``) above the ``lines`` to do (two rows a page),
     or the ``notice`` in their place; the ``footer`` below."""
-    _header(c, [screen.title, screen.title.replace("Box: ", ""), "Box"], screen.warning)
+    _header(c, [screen.title, screen.title.split(": ")[-1], "Box"], screen.warning)
     bottom = _bottom(screen)
     right = WIDTH
     if screen.quilt is not None:
