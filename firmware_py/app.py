@@ -110,10 +110,11 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
     return Companion(service, parts, link, capture, publisher, control)
 
 
-def _box_planner(request):
-    """The box's search at its level's own budget (the search is imported on first use)."""
+def _box_planner(request, clock: Callable[[], float] = time.perf_counter):
+    """The box's search at its level's own budget, timed by ``clock`` (the search is
+    imported on first use)."""
     from .ai.table import answer
-    return answer(request)
+    return answer(request, clock=clock)
 
 
 def names_path(cfg: dict) -> Path:

@@ -11,6 +11,7 @@ hung loop is restarted (design 6).
 from __future__ import annotations
 
 import logging
+import math
 import queue
 import random
 import threading
@@ -81,9 +82,10 @@ class Service:
     ``notifier``: an ``sdnotify.Notifier`` or None; ``wall``: the wall clock (an
     aware ``datetime``) for the records' start and end times; ``feed``: a
     ``feed.FeedPublisher`` handed a capture after every rebuild (never waited for),
-    or None; ``planner``: the box's search, ``BoxRequest -> BoxMove`` (``ai.table``),
-    run on a thread of its own for each request, its answer posted back; None: no
-    game against the box and no hints.
+    or None; ``planner``: the box's search, ``(BoxRequest, clock) -> BoxMove``
+    (``ai.table``), run on a thread of its own for each request, its answer posted
+    back (a newer request ends the older search early: its clock jumps past the
+    budget); None: no game against the box and no hints.
 
     The journal, the snapshot and the history of finished games are the
     :class:`~.keeper.Keeper`'s (``self.keeper``; ``self.journal`` and
@@ -108,6 +110,7 @@ class Service:
                                         cfg["buttons"]["debounce_ms"] / 1000)
         self.watch = TokenWatch(cfg["sensor"]["stable_ms"] / 1000, cfg["sensor"]["guidance_seconds"])
         self.planner = planner
+        self._search_over = threading.Event()     # set: the running search is not needed
         self.ui = TableUI(self.keeper.write, deal or _random_deal, self.keeper.save_record,
                           think=self._think if planner is not None else None)
         self.keeper.ui = self.ui
@@ -150,11 +153,19 @@ class Service:
 
     def _think(self, request) -> None:
         """Start the box's search for ``request`` on a thread of its own (the loop goes on);
-        its answer, or the error it raised, is posted back as a :class:`BoxAnswer`."""
+        its answer, or the error it raised, is posted back as a :class:`BoxAnswer`. The
+        search still running for an older request is ended (its answer is stale)."""
+        self._search_over.set()
+        over = self._search_over = threading.Event()
+
+        def clock() -> float:
+            """The search's seconds; past any budget once a newer request came."""
+            return math.inf if over.is_set() else time.perf_counter()
+
         def work():
             """Search, then post the answer to the loop."""
             try:
-                answer = self.planner(request)
+                answer = self.planner(request, clock)
             except Exception as exc:  # noqa: BLE001  said on the OLED, the game goes on
                 LOG.exception("the box's search failed")
                 answer = exc
@@ -226,6 +237,7 @@ class Service:
     def stop(self, timeout: float = 5.0) -> None:
         """Stop the loop (from another thread) and wait for it."""
         self._stop.set()
+        self._search_over.set()         # a search of the box still running ends too
         self.post(None)
         if self._thread is not None:
             self._thread.join(timeout)

@@ -626,3 +626,42 @@ def test_a_plan_counts_only_while_it_is_the_last_journal_entry():
     assert effective([setup, plan, turn]) == [setup, turn]
     assert effective([setup, plan, other]) == [setup, other]
     assert effective([setup, turn, plan, {"kind": "undo"}]) == [setup]
+
+
+def test_a_newer_request_ends_the_older_search(tmp_path):
+    """The service's search thread: a request that comes while another search runs ends
+    that one at once (its clock jumps past any budget), and only the newer answer counts."""
+    import threading
+    import time as _time
+    from firmware_py.ai.table import answer as real_answer
+    from firmware_py.hw.backends import Parts
+    from firmware_py.service import Service
+    from test_faults_rig import StepClock, fast_config
+    ended = {}
+    started = threading.Event()
+
+    def planner(request, clock):
+        started.set()
+        t0 = _time.monotonic()
+        while clock() < _time.perf_counter() + 1e9 and _time.monotonic() - t0 < 20:
+            _time.sleep(0.01)                # a search whose budget is "never"
+        ended[request.key] = _time.monotonic() - t0
+        return real_answer(request, iterations=5)
+
+    service = Service(fast_config(), Parts(), tmp_path, clock=StepClock(), planner=planner)
+    service.resume()
+    t = Table(eager=False)
+    t.set_up("easy", person_first=False)
+    first = t.requests[-1]
+    service._think(first)
+    assert started.wait(5)
+    service._think(first.__class__(first.key + 1, first.state, first.quilt, "easy", 1))
+    deadline = _time.monotonic() + 10
+    while first.key not in ended and _time.monotonic() < deadline:
+        _time.sleep(0.01)
+    assert first.key in ended and ended[first.key] < 5       # ended long before its 20 s
+    service.stop()                                           # ends the newer one too
+    deadline = _time.monotonic() + 10
+    while first.key + 1 not in ended and _time.monotonic() < deadline:
+        _time.sleep(0.01)
+    assert ended.get(first.key + 1, 99) < 10

@@ -9,7 +9,9 @@ and its quilt afterwards.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
+from typing import Callable
 
 from ..rules import actions as A
 from ..rules.engine import apply
@@ -51,10 +53,13 @@ class BoxTurn:
 
 
 def plan_turn(state: GameState, quilt: int, *, level: str = "hard", seed: int = 0,
-              seconds: float | None = None, iterations: int | None = None) -> BoxTurn:
+              seconds: float | None = None, iterations: int | None = None,
+              clock: Callable[[], float] = time.perf_counter) -> BoxTurn:
     """The box's turn in untracked ``state`` (the box is to move, no leather owed)
     with its quilt bitmask ``quilt``. The group is checked with ``apply()``.
 
+    ``clock`` (seconds) times the budget, as for :func:`~.box.choose`: one that jumps
+    past the budget ends the search early (a search the table no longer needs).
     Raises ValueError when the game is over or a leather patch is still
     owed (the table places the human's leather first).
     """
@@ -62,7 +67,7 @@ def plan_turn(state: GameState, quilt: int, *, level: str = "hard", seed: int = 
         raise ValueError("a leather patch is owed: place it before the box plays")
     box = state.to_move
     decision = choose(state, level=level, seed=seed, seconds=seconds, iterations=iterations,
-                      quilt=quilt)
+                      quilt=quilt, clock=clock)
     group = [decision.action]
     after, events = apply(state, decision.action)
     if decision.mask is not None:
@@ -93,7 +98,9 @@ def plan_turn(state: GameState, quilt: int, *, level: str = "hard", seed: int = 
 
 
 def hint(state: GameState, *, level: str = "normal", seed: int = 0,
-         seconds: float | None = None) -> Decision:
+         seconds: float | None = None, clock: Callable[[], float] = time.perf_counter
+         ) -> Decision:
     """What the box would play for the player to move in a two-human game
-    (quilts counted, so the hint names a patch but no placement)."""
-    return choose(state, level=level, seed=seed, seconds=seconds)
+    (quilts counted, so the hint names a patch but no placement). ``clock``: seconds,
+    as for :func:`~.box.choose` (one that jumps past the budget ends the search)."""
+    return choose(state, level=level, seed=seed, seconds=seconds, clock=clock)
