@@ -144,11 +144,7 @@ class BoxTable:
 
     # ----- the box's turn -------------------------------------------------------------
     def _on_box(self, g: Gesture) -> None:
-        if g.kind == HOLD:
-            if g.button == "ok":
-                self.mode, self.cursor = "menu", 0
-            elif g.button == "back":
-                self._undo()
+        if self._play_hold(g):
             return
         if g.button != "ok":
             self.notice, self.armed = "", False      # the whole instruction again

@@ -305,12 +305,19 @@ class TableUI(BoxTable):
         """The action chosen with NEXT and confirmed with OK (only its space counts), or None."""
         return self.intent if self.armed else None
 
+    def _play_hold(self, g: Gesture) -> bool:
+        """The holds of play: OK opens the menu, BACK undoes the last turn. True when ``g``
+        was a hold (handled here)."""
+        if g.kind != HOLD:
+            return False
+        if g.button == "ok":
+            self.mode, self.cursor = "menu", 0
+        elif g.button == "back":
+            self._undo()
+        return True
+
     def _on_turn(self, g: Gesture) -> None:
-        if g.kind == HOLD:
-            if g.button == "ok":
-                self.mode, self.cursor = "menu", 0
-            elif g.button == "back":
-                self._undo()
+        if self._play_hold(g):
             return
         if g.button == "next":
             options = self.options()
