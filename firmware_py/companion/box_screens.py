@@ -8,11 +8,6 @@ from .model import PatchCard, QuiltView, Screen
 from .opponent import BoxMove
 
 
-def _card(spec, pid: int, **kw) -> PatchCard:
-    p = spec.patches[pid]
-    return PatchCard(p.id, p.shape, p.cost, p.time, p.income, **kw)
-
-
 def _ordinal(place: int) -> str:
     return ORDINALS[place - 1] if 0 < place <= len(ORDINALS) else f"{place}th"
 
@@ -73,11 +68,11 @@ def box_turn_screen(state, move: BoxMove, who: str, quilt_before: int, *, done: 
     elif state.free:                # no neutral token order: the patch by its picture and price
         patch = spec.patches[move.patch]
         head = f"{title}: this patch"
-        cards = (_card(spec, move.patch, selected=True),)
+        cards = (PatchCard.of(spec, move.patch, selected=True),)
         lines[0] = f"cost {patch.cost}, time {patch.time}"      # what it pays: its cost
     else:
         head = f"{title}: {_ordinal(move.place)} patch"
-        cards = (_card(spec, move.patch, selected=True, index=move.place, total=3),)
+        cards = (PatchCard.of(spec, move.patch, selected=True, index=move.place, total=3),)
     return Screen("box", head, lines=tuple(lines), patches=cards, quilt=quilt, notice=notice,
                   footer=footer)
 
@@ -126,5 +121,6 @@ def hint_screen(ui) -> Screen:
         which = f"the patch costing {patch.cost}, time {patch.time}" if state.free \
             else f"{_ordinal(move.place)} patch, pay {patch.cost}"
         lines = (f"{who}: {which}, to {move.target}",)
-        cards = (_card(state.spec, move.patch, selected=True, index=move.place, total=3),)
+        cards = (PatchCard.of(state.spec, move.patch, selected=True, index=move.place,
+                              total=3),)
     return Screen("prompt", "Box would play", lines=lines, patches=cards, footer="OK:BACK")

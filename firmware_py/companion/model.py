@@ -33,6 +33,14 @@ class PatchCard:
     index: int = 0
     total: int = 0
 
+    @classmethod
+    def of(cls, spec, pid: int, **kw) -> "PatchCard":
+        """The card for patch ``pid`` of ``spec`` (a ``rules`` GameSpec's
+        catalogue); ``kw`` sets the display fields above. IndexError if the
+        catalogue has no such patch."""
+        p = spec.patches[pid]
+        return cls(p.id, p.shape, p.cost, p.time, p.income, **kw)
+
 
 @dataclass(frozen=True)
 class PlayerLine:

@@ -10,11 +10,6 @@ from .ui import BOARDS, GAMES, PLAYERS, TableUI, spec_for
 LEGEND = "NEXT  OK  BACK"
 
 
-def _card(spec, pid: int, **kw) -> PatchCard:
-    p = spec.patches[pid]
-    return PatchCard(p.id, p.shape, p.cost, p.time, p.income, **kw)
-
-
 def player_lines(ui: TableUI) -> tuple[PlayerLine, PlayerLine]:
     """Both players' standings, player 0 (who started) first."""
     state = ui.state
@@ -77,7 +72,7 @@ def _setup_layout(ui):
 def _deal(ui):
     spec = spec_for(ui.choice)
     circle = ui.choice["circle"]
-    card = _card(spec, circle[ui.cursor], index=ui.cursor + 1, total=len(circle))
+    card = PatchCard.of(spec, circle[ui.cursor], index=ui.cursor + 1, total=len(circle))
     last = ui.cursor + 1 == len(circle)
     footer = "OK:start game" if last else "NEXT:next BACK:prev"
     title = "Clockwise" if ui.cursor else "After spool"
@@ -99,13 +94,14 @@ def _turn(ui):
         left = state.offer
         if isinstance(chosen, Buy) and chosen.patch in left:
             at = left.index(chosen.patch)
-            cards = (_card(spec, chosen.patch, selected=True, buyable=chosen in legal,
-                           index=at + 1, total=len(left)),)
+            cards = (PatchCard.of(spec, chosen.patch, selected=True, buyable=chosen in legal,
+                                  index=at + 1, total=len(left)),)
         else:
             cards = ()
             lines = (f"NEXT: which patch ({len(left)} left)",) if left else ("no patches left",)
     else:
-        cards = tuple(_card(spec, pid, selected=(chosen == Buy(pid)), buyable=Buy(pid) in legal)
+        cards = tuple(PatchCard.of(spec, pid, selected=(chosen == Buy(pid)),
+                                   buyable=Buy(pid) in legal)
                       for pid in state.offer[:3])
     return Screen("turn", f"{who}'s turn", lines=lines, patches=cards, players=player_lines(ui),
                   notice=notice, footer=footer)
@@ -119,8 +115,8 @@ def _confirm(ui):
     state = ui.state
     targets = {intents.target_of(state, a) for a in ui.candidates}
     options = tuple(intents.option_label(a, state, len(targets) > 1) for a in ui.candidates)
-    cards = tuple(_card(state.spec, a.patch, selected=(i == ui.cursor),
-                        index=intents.place_of(state, a), total=len(state.offer[:3]))
+    cards = tuple(PatchCard.of(state.spec, a.patch, selected=(i == ui.cursor),
+                               index=intents.place_of(state, a), total=len(state.offer[:3]))
                   for i, a in enumerate(ui.candidates) if isinstance(a, Buy))
     who = ui.session.setup.colours[state.to_move].capitalize()
     line = f"{who} on " + " or ".join(str(t) for t in sorted(targets)) + ":"
