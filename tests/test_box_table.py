@@ -77,7 +77,9 @@ class Table:
         ui.verdict(Verdict(MOVE, intents.target_of(state, action)))
 
     def box_moves(self):
-        """The person carries out the box's move: the sensor sees its token on the target."""
+        """The person carries out the box's move: the board as the move is shown (the
+        loop judges it whenever what is expected changes), then its token on the target."""
+        self.ui.verdict(Verdict(STILL))
         self.ui.verdict(Verdict(MOVE, self.ui.box_move.target))
 
 
@@ -193,6 +195,29 @@ def test_an_answer_that_does_not_fit_the_game_is_refused():
     assert all(e["kind"] != "plan" for e in t.entries)      # nothing kept of a refused one
     t.ui.box_answer(request.key, good)
     assert t.ui.box_move == good and t.entries[-1]["kind"] == "plan"
+
+
+def test_a_token_already_on_the_target_waits_for_ok_after_the_move_is_shown():
+    """The box's token set on the very space the box then picks (while it thought):
+    the move is shown, not taken at once; one OK takes it. Later turns are taken by
+    the token as usual."""
+    t = Table(eager=False)
+    t.set_up("normal", person_first=False)
+    ui = t.ui
+    request = t.requests[-1]
+    move = answer(request, iterations=10)
+    t.ui.box_answer(request.key, move)
+    ui.verdict(Verdict(MOVE, move.target))                   # the first look: already there
+    screen = build_screen(ui)
+    assert not ui.session.groups and ui.mode == "box" and screen.kind == "box"
+    assert screen.notice == f"Yellow already on {move.target}. OK: done"
+    assert problems(screen) == []
+    t.press("ok")
+    assert ui.session.boxes == [move] and ui.mode == "turn"
+    t.person_moves()
+    t.answer_now()
+    t.box_moves()                                            # seen first, then moved: taken
+    assert len(ui.session.boxes) == 2
 
 
 def test_without_a_sensor_ok_twice_carries_out_the_box_turn():

@@ -8,7 +8,9 @@ on the loop thread through :meth:`BoxTable.box_answer`. Modes:
 - ``box``: the box is to move. While it thinks the screen says so and no token
   may move; then its move is shown (and journalled as a ``plan``, so a power
   cut never changes it) until the sensor sees its time token on the target
-  space, which commits the whole turn. Without a sensor, OK twice does.
+  space, which commits the whole turn. Without a sensor, OK twice does. A token
+  already standing on the target when the move is first shown does not take the
+  turn (the person has not seen the patch and its place yet): one OK does.
 - ``box_review``: the box's last turn shown again (BACK on the person's turn).
 - ``hint``: in a game of two people, what the box would play (from the menu).
 """
@@ -18,6 +20,7 @@ from ..rules import Advance, Buy, IllegalActionError
 from ..rules.quilt import has_square
 from .buttons import HOLD, PRESS, Gesture
 from .opponent import BoxMove, BoxRequest, Think, check_move
+from .tokens import ASK, MOVE, ONTO, THEN, Verdict
 
 HINT_LEVEL = "normal"       #: the level a hint is searched at
 
@@ -32,6 +35,7 @@ class BoxTable:
     box_state = None                 # the state it was planned for (identity)
     box_problem = ""                 # why the last answer was refused
     box_asked = None                 # the state the open request is about (identity)
+    box_fresh = False                # the move is shown and no verdict has come since
     hint_move: BoxMove | None = None
 
     # ----- asking -----------------------------------------------------------------
@@ -53,7 +57,7 @@ class BoxTable:
                 planned.offer == state.offer and planned.players[0].position
                 == state.players[0].position and planned.players[1].position
                 == state.players[1].position and not self._box_refusal(move))):
-            self.box_state = state
+            self.box_state, self.box_fresh = state, True
             if not self.box_journalled:
                 self._write({"kind": "plan", "plan": self._box_json(move)})
             return
@@ -95,6 +99,7 @@ class BoxTable:
             return
         self.box_move, self.box_state = answer, self.state
         if self.mode == "box":                        # else kept for when it shows (the menu)
+            self.box_fresh = True
             self._write({"kind": "plan", "plan": self._box_json(answer)})
 
     def _box_refusal(self, move: BoxMove) -> str:
@@ -171,6 +176,22 @@ class BoxTable:
         """The box's token stands on ``target``: its turn is done when that is its target."""
         if self.box_move is not None and target == self.box_move.target:
             self._box_commit()
+
+    def _box_first_look(self, v: Verdict) -> bool:
+        """The first token verdict since the box's move was shown. True when it says the
+        box's token already stands on the target (moved there while the box thought, or
+        before a power cut): the turn is not taken by it, since the person has not seen
+        the patch and its place yet; the notice asks for one OK once the rest is done."""
+        self.box_fresh = False
+        move = self.box_move
+        if move is None:
+            return False
+        there = v.target == move.target if v.kind in (MOVE, ONTO, THEN) else \
+            v.kind == ASK and move.target in v.choices
+        if there:
+            self.armed = True
+            self.notice = f"{self._colour(self.box_seat())} already on {move.target}. OK: done"
+        return there
 
     def _box_commit(self) -> None:
         move = self.box_move
