@@ -1,5 +1,6 @@
 """A real Mosquitto broker for the club tests: one listener on 127.0.0.1, a
-password file, no persistence, started and stopped by the test."""
+password file (every user has the same password), no persistence unless asked,
+an ACL file when given, started and stopped by the test."""
 from __future__ import annotations
 
 import getpass
@@ -24,22 +25,28 @@ class Broker:
     """``start()`` / ``kill()`` / ``start()`` again on the same port; ``password_file``
     holds the box's password for :class:`ClubSettings`."""
 
-    def __init__(self, folder: Path, persistence: bool = False):
+    def __init__(self, folder: Path, persistence: bool = False, users: tuple[str, ...] = (USER,),
+                 acl: str = ""):
         if shutil.which("mosquitto") is None:
             raise RuntimeError("Debian's mosquitto is not installed (apt-get install mosquitto)")
         self.folder = folder
         self.port = free_port()
         self.proc: subprocess.Popen | None = None
         passwd = folder / "passwd"
-        subprocess.run(["mosquitto_passwd", "-b", "-c", str(passwd), USER, PASSWORD], check=True,
-                       capture_output=True)
+        for i, user in enumerate(users):
+            subprocess.run(["mosquitto_passwd", "-b", *(["-c"] if i == 0 else []), str(passwd),
+                            user, PASSWORD], check=True, capture_output=True)
         os.chmod(passwd, 0o600)
         self.password_file = folder / "box-password"
         self.password_file.write_text(PASSWORD + "\n")
         self.conf = folder / "mosquitto.conf"
+        acl_line = ""
+        if acl:
+            (folder / "acl").write_text(acl)
+            acl_line = f"acl_file {folder / 'acl'}\n"
         self.conf.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous false\n"
                              f"user {getpass.getuser()}\n"
-                             f"password_file {passwd}\n"
+                             f"password_file {passwd}\n" + acl_line
                              + (f"persistence true\npersistence_location {folder}/\n" if persistence
                                 else "persistence false\n")
                              + "max_queued_messages 10000\nlog_dest stderr\nlog_type error\n")
@@ -67,7 +74,8 @@ class Broker:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait(5)
 
-    def settings(self, table: str = "t1", club: str = "club1", password_file: Path | None = None):
+    def settings(self, table: str = "t1", club: str = "club1", password_file: Path | None = None,
+                 user: str = USER):
         from firmware_py.club.bridge import ClubSettings
-        return ClubSettings("127.0.0.1", self.port, club, table, username=USER,
+        return ClubSettings("127.0.0.1", self.port, club, table, username=user,
                             password_file=str(password_file or self.password_file))

@@ -28,13 +28,14 @@ def broker(tmp_path):
 class Watcher:
     """A scoreboard model fed by a real subscriber client."""
 
-    def __init__(self, broker: Broker, club: str = "club1", persistent: bool = False):
+    def __init__(self, broker: Broker, club: str = "club1", persistent: bool = False,
+                 user: str = USER):
         self.board = Board(club)
         self.lock = threading.Lock()
         self.raw: list[tuple[str, bytes]] = []
         self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"watch-{os.getpid()}",
                                   clean_session=not persistent)
-        self.client.username_pw_set(USER, PASSWORD)
+        self.client.username_pw_set(user, PASSWORD)
         self.client.reconnect_delay_set(1, 2)
         self.client.on_connect = lambda c, u, f, rc, p: c.subscribe(topics.club_filter(club), qos=1)
         self.client.on_message = self._on_message
@@ -100,6 +101,43 @@ def test_a_box_publishes_state_events_and_record(broker, tmp_path):
     bridge.stop()
     assert watcher.wait(lambda b: not b.tables["t1"].online, 5)
     watcher.close()
+
+
+def _drained(bridge: ClubBridge, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while len(bridge.outbox) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return len(bridge.outbox) == 0
+
+
+def test_with_the_readme_acl_a_box_publishes_only_its_own_table(tmp_path):
+    """The README's per-table ACL (the user name is the table's name; the scoreboard
+    only reads): a box's own table reaches the scoreboard, and a box that claims
+    another table's name gets nothing through, its last will included."""
+    acl = ("user scoreboard\ntopic read patchwork/club1/#\n\n"
+           "pattern readwrite patchwork/club1/%u/#\n")
+    broker = Broker(tmp_path, users=("scoreboard", "t1", "t2"), acl=acl).start()
+    try:
+        watcher = Watcher(broker, user="scoreboard")
+        own = ClubBridge(broker.settings("t1", user="t1"), tmp_path / "own.sqlite").start()
+        impostor = ClubBridge(broker.settings("t2", user="t1"), tmp_path / "other.sqlite").start()
+        game = SimGame(3, ("Ann", "Bob"))
+        for _ in range(6):
+            game.step()
+            own.offer(game.offer())
+            impostor.offer(game.offer())
+        assert watcher.wait(lambda b: "t1" in b.tables and b.tables["t1"].state
+                            and b.tables["t1"].state["turn"] == 6, 20)
+        assert _drained(own, 10) and _drained(impostor, 10)   # the broker took every message
+        impostor.stop()
+        own.stop()
+        assert watcher.wait(lambda b: not b.tables["t1"].online, 5)
+        with watcher.lock:
+            assert all("/t2/" not in topic for topic, _ in watcher.raw)
+            assert "t2" not in watcher.board.tables
+        watcher.close()
+    finally:
+        broker.kill()
 
 
 def test_wrong_password_is_a_clear_error_and_the_game_goes_on(broker, tmp_path):
