@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import time
 from importlib import resources
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from .rules import GameRecord, RecordError, parse_record, replay, tally
 from .sim.capture import Capture
 from .sim.hands import DriveError, Hands
 from .sim.player import TablePlayer
+from .view.oled import PAGE_SECONDS, page_count, render
 
 DEMO_RECORD = "demo-game.json"
 
@@ -66,6 +68,7 @@ def run_demo(record_path: str | None = None, out: str | Path = "demo-out", as_js
         player = TablePlayer(Hands(companion), record)
         player.play()
         status = companion.service.status
+        await_pages(capture, status.screen)
     except (DriveError, RecordError) as exc:
         print(f"demo: the companion could not follow the record: {exc}", file=sys.stderr)
         return 2
@@ -73,6 +76,20 @@ def run_demo(record_path: str | None = None, out: str | Path = "demo-out", as_js
         companion.close()
         capture.close()
     return _report(record, expected, status, out, as_json, stream)
+
+
+def await_pages(capture: Capture, screen, slack: float = 2.0) -> bool:
+    """Wait until ``capture`` holds every page of ``screen`` (the final tally can
+    need two, shown in turn every ``PAGE_SECONDS``), so the frames end with all of
+    it. Gives up after one round of pages plus ``slack`` seconds; True when all came."""
+    pages = {render(screen, page).tobytes() for page in range(page_count(screen))}
+    deadline = time.monotonic() + len(pages) * PAGE_SECONDS + slack
+    while time.monotonic() < deadline:
+        recent = capture.frames[-2 * len(pages):]
+        if pages <= {frame.tobytes() for _, frame in recent}:
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def fresh_journal(folder: Path, record: GameRecord) -> None:

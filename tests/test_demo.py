@@ -138,3 +138,37 @@ def test_sigkill_mid_demo_then_restart_finishes_with_the_same_tally(tmp_path):
     tally = json.loads(again.stdout)
     assert tally["scores"] == game["result"]["scores"]
     assert tally["winner"] == game["result"]["winner"]
+
+
+def _tie_screen():
+    from firmware_py.companion.model import PlayerLine, Screen
+    players = (PlayerLine("Green", "green", 53, 24, 13, 13, True, 5),
+               PlayerLine("Yellow", "yellow", 53, 41, 20, 18, False, 5))
+    return Screen("end", "Yellow wins the tie", players=players, footer="OK:new game",
+                  lines=("Green: take 1 button, +13 income",
+                         "Tie: Yellow got to the last space first."))
+
+
+def test_the_demo_waits_until_every_page_of_the_final_tally_is_captured(tmp_path, monkeypatch):
+    """The final tally can need two pages, shown in turn: the demo's frames must end
+    with both, and waiting gives up (without an error) when a page never comes."""
+    import threading
+
+    from firmware_py import demo
+    from firmware_py.sim.capture import Capture
+    from firmware_py.view.oled import page_count, render
+
+    screen = _tie_screen()
+    assert page_count(screen) == 2
+    capture = Capture(tmp_path / "out")
+    capture.oled(render(screen, 0))
+    later = threading.Timer(0.3, lambda: capture.oled(render(screen, 1)))
+    later.start()
+    assert demo.await_pages(capture, screen, slack=5.0)
+    later.join()
+    monkeypatch.setattr(demo, "PAGE_SECONDS", 0.1)
+    alone = Capture(tmp_path / "alone")
+    alone.oled(render(screen, 0))
+    assert not demo.await_pages(alone, screen, slack=0.1)
+    capture.close()
+    alone.close()
