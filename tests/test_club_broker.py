@@ -80,6 +80,13 @@ def _turn_events(watcher: Watcher, game_id: str) -> list[int]:
         return out
 
 
+def _drained(bridge: ClubBridge, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while len(bridge.outbox) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return len(bridge.outbox) == 0
+
+
 def test_a_box_publishes_state_events_and_record(broker, tmp_path):
     watcher = Watcher(broker)
     bridge = ClubBridge(broker.settings("t1"), tmp_path / "out.sqlite").start()
@@ -94,20 +101,10 @@ def test_a_box_publishes_state_events_and_record(broker, tmp_path):
     done = watcher.board.finished[game.game_id]
     assert done.players == ("Ann", "Bob") and done.record["moves"] == game.moves
     assert sorted(_turn_events(watcher, game.game_id)) == list(range(1, len(game.moves) + 1))
-    deadline = time.monotonic() + 5
-    while len(bridge.outbox) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert len(bridge.outbox) == 0          # every queued message was acknowledged
+    assert _drained(bridge, 5)              # every queued message was acknowledged
     bridge.stop()
     assert watcher.wait(lambda b: not b.tables["t1"].online, 5)
     watcher.close()
-
-
-def _drained(bridge: ClubBridge, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while len(bridge.outbox) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return len(bridge.outbox) == 0
 
 
 def test_with_the_readme_acl_a_box_publishes_only_its_own_table(tmp_path):
