@@ -206,6 +206,9 @@ def test_a_token_already_on_the_target_waits_for_ok_after_the_move_is_shown():
     ui = t.ui
     request = t.requests[-1]
     move = answer(request, iterations=10)
+    start = request.state.players[1].position
+    ui.verdict(Verdict(MISMATCH, expected=frozenset({start}), wrong=frozenset({move.target})))
+    assert build_screen(ui).kind == "mismatch"               # moved while the box thinks
     t.ui.box_answer(request.key, move)
     ui.verdict(Verdict(MOVE, move.target))                   # the first look: already there
     screen = build_screen(ui)

@@ -20,7 +20,6 @@ from ..rules import Advance, Buy, IllegalActionError
 from ..rules.quilt import has_square
 from .buttons import HOLD, PRESS, Gesture
 from .opponent import BoxMove, BoxRequest, Think, check_move
-from .tokens import ASK, MOVE, ONTO, THEN, Verdict
 
 HINT_LEVEL = "normal"       #: the level a hint is searched at
 
@@ -173,25 +172,18 @@ class BoxTable:
             self.box_move, self.box_state = move, self.state
 
     def _box_token(self, target: int) -> None:
-        """The box's token stands on ``target``: its turn is done when that is its target."""
-        if self.box_move is not None and target == self.box_move.target:
-            self._box_commit()
-
-    def _box_first_look(self, v: Verdict) -> bool:
-        """The first token verdict since the box's move was shown. True when it says the
-        box's token already stands on the target (moved there while the box thought, or
-        before a power cut): the turn is not taken by it, since the person has not seen
-        the patch and its place yet; the notice asks for one OK once the rest is done."""
-        self.box_fresh = False
+        """The box's token stands on ``target``: its turn is done when that is its target,
+        unless it stood there already when the move was first shown (moved there while
+        the box thought, or before a power cut): the person has not seen the patch and
+        its place yet, so the notice asks for one OK once the rest is done."""
         move = self.box_move
-        if move is None:
-            return False
-        there = v.target == move.target if v.kind in (MOVE, ONTO, THEN) else \
-            v.kind == ASK and move.target in v.choices
-        if there:
+        if move is None or target != move.target:
+            return
+        if self.box_fresh:
             self.armed = True
             self.notice = f"{self._colour(self.box_seat())} already on {move.target}. OK: done"
-        return there
+            return
+        self._box_commit()
 
     def _box_commit(self) -> None:
         move = self.box_move

@@ -113,8 +113,12 @@ class TableUI(BoxTable):
 
     def verdict(self, v: Verdict) -> None:
         """Handle the token watcher's verdict on the current stable reading."""
-        if self.mode == "box" and self.box_fresh and self._box_first_look(v):
-            return
+        shown = self.box_fresh      # the box's move was shown before this reading came
+        self._judged(v)
+        if shown:
+            self.box_fresh = False  # it has now met the board once
+
+    def _judged(self, v: Verdict) -> None:
         if v.kind == WAIT and not (v.expected or v.wrong):
             return                  # a hand is still moving: keep showing what was shown
         self.guide = v if (v.expected or v.wrong) else None
