@@ -213,7 +213,7 @@ def test_a_token_already_on_the_target_waits_for_ok_after_the_move_is_shown():
     ui.verdict(Verdict(MOVE, move.target))                   # the first look: already there
     screen = build_screen(ui)
     assert not ui.session.groups and ui.mode == "box" and screen.kind == "box"
-    assert screen.notice == f"Yellow already on {move.target}. OK: done"
+    assert screen.notice == f"Yellow is on {move.target} already" and screen.footer == "OK:DONE"
     assert problems(screen) == []
     t.press("ok")
     assert ui.session.boxes == [move] and ui.mode == "turn"

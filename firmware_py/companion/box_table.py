@@ -175,13 +175,13 @@ class BoxTable:
         """The box's token stands on ``target``: its turn is done when that is its target,
         unless it stood there already when the move was first shown (moved there while
         the box thought, or before a power cut): the person has not seen the patch and
-        its place yet, so the notice asks for one OK once the rest is done."""
+        its place yet, so it says so, and one OK (the footer) takes the turn."""
         move = self.box_move
         if move is None or target != move.target:
             return
         if self.box_fresh:
             self.armed = True
-            self.notice = f"{self._colour(self.box_seat())} already on {move.target}. OK: done"
+            self.notice = f"{self._colour(self.box_seat())} is on {move.target} already"
             return
         self._box_commit()
 
