@@ -1,0 +1,59 @@
+"""The one durable-write helper: unique temporary files, clean-up on errors."""
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+from firmware_py import disk
+
+
+def test_write_replaces_the_file_and_leaves_no_temporary(tmp_path):
+    target = tmp_path / "record.json"
+    target.write_bytes(b"old")
+    disk.write_durably(target, b"new content")
+    assert target.read_bytes() == b"new content"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["record.json"]
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
+    target = tmp_path / "names.json"
+    target.write_bytes(b"old")
+
+    def broken_fsync(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", broken_fsync)
+    with pytest.raises(OSError):
+        disk.write_durably(target, b"new")
+    assert target.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["names.json"]
+
+
+def test_two_writers_in_one_folder_never_share_a_temporary_file(tmp_path):
+    """Many threads write different files of one folder at once: each file holds its own bytes."""
+    errors = []
+
+    def writer(i):
+        try:
+            for round_ in range(20):
+                disk.write_durably(tmp_path / f"game-{i}.json", f"{i}:{round_}".encode() * 100)
+        except Exception as exc:  # pragma: no cover - shown in the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for i in range(8):
+        assert (tmp_path / f"game-{i}.json").read_bytes() == f"{i}:19".encode() * 100
+    assert len(list(tmp_path.iterdir())) == 8
+
+
+def test_permissions_are_set(tmp_path):
+    target = tmp_path / "secret"
+    disk.write_durably(target, b"x", mode=0o600)
+    assert (target.stat().st_mode & 0o777) == 0o600
