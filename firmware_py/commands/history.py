@@ -1,5 +1,6 @@
 """``patchwork-companion history``: finished games, newest first; ``history show ID``: one game;
-``history --rebuild``: recreate the index from the saved records.
+``history --rebuild``: recreate the index from the saved records (and the post-game
+analyses from their cache); ``history show ID --analysis``: also what each decision cost.
 
 ``history`` prints one line per game: id, date, game, time board, both players
 with their scores (the first player first), the winner and the duration.
@@ -27,6 +28,8 @@ def add_parser(sub) -> None:
     p.add_argument("--limit", type=int, default=50, help="at most this many games (0: all)")
     p.add_argument("--json", action="store_true", help="one JSON object per game")
     p.add_argument("--rebuild", action="store_true", help="recreate the index from records/*.json")
+    p.add_argument("--analysis", action="store_true",
+                   help="with 'show ID': also what each decision cost (see 'analyse')")
     add_store_options(p)
     p.set_defaults(func=run)
 
@@ -44,7 +47,8 @@ def run(args, out=None) -> int:
     if args.show:
         if len(args.show) != 2 or args.show[0] != "show":
             return fail("history: expected 'history show ID' (or no argument for the list)")
-        return show(folder, args.show[1], out)
+        status = show(folder, args.show[1], out)
+        return analysis(history, args.show[1], out) if status == 0 and args.analysis else status
     if args.limit < 0:
         return fail("history: --limit must be 0 (all) or more")
     if not history.db_path.exists():
@@ -76,7 +80,29 @@ def rebuild(history, out) -> int:
     for path, why in report.skipped:
         print(f"{path}: skipped: {why}", file=sys.stderr)
     print(f"{history.db_path}: {report.games} games indexed from {history.records}"
-          + (f", {len(report.skipped)} records skipped" if report.skipped else ""), file=out)
+          + (f", {len(report.skipped)} records skipped" if report.skipped else "")
+          + (f", {report.analyses} analyses taken from the cache" if report.analyses else ""),
+          file=out)
+    return 0
+
+
+def analysis(history, game_id: str, out) -> int:
+    """``history show ID --analysis``: the stored analysis after the turn table (a note when
+    there is none yet)."""
+    from ..analysis import VERSION
+    from ..analysis.describe import report_lines
+    from ..store import analyses as stored
+    try:
+        found = stored.load(history, game_id, VERSION)
+        names = player_names(history, game_id)
+    except sqlite3.Error as exc:
+        return fail(f"{history.db_path}: {exc}")
+    print("", file=out)
+    if found is None:
+        print(f"not analysed yet: 'patchwork-companion analyse {_shown(game_id)}' does it now",
+              file=out)
+        return 0
+    print("\n".join(report_lines(found, names)), file=out)
     return 0
 
 
@@ -110,3 +136,13 @@ def show(folder, game_id: str, out) -> int:
         text = _shown(frame["text"].split(": ", 1)[1])
         print(f"{k:3d}  {text[:36]:36}{cells}".rstrip(), file=out)
     return 0
+
+
+def player_names(history, game_id: str) -> tuple[str, str]:
+    """The two players' names of ``game_id`` from the index, first player first
+    (control characters shown escaped); ``("first", "second")`` when not indexed."""
+    from ..store.history import _shown
+    with history.index() as index:
+        rows = index.db.execute("SELECT name FROM players WHERE game_id = ? ORDER BY seat",
+                                (game_id,)).fetchall()
+    return tuple(_shown(r["name"]) for r in rows) if len(rows) == 2 else ("first", "second")

@@ -10,10 +10,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sqlite3
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..rules import RecordError, parse_record
+from .analyses import record_digest
 from .stats import count_games, page_of_games
 
 #: BoardGameGeek's ids (boardgamegeek.com/boardgame/<id>) and names
@@ -35,17 +38,43 @@ def rows_oldest_first(index, player: str | None = None, game: str | None = None)
 
 
 def to_jsonl(index, records: Path, player: str | None = None, game: str | None = None) -> str:
-    """The records (as saved, one compact JSON object a line) of the matching games.
-    Raises OSError when a record file cannot be read (the message names it)."""
+    """The records (as saved, one compact JSON object a line) of the matching games; a
+    game's post-game analysis, when there is one of the record as saved, rides along as
+    ``meta.analysis`` (readers of the record format ignore ``meta``). Raises OSError when
+    a record file cannot be read (the message names it)."""
     lines = []
+    analysed = _analyses(index)
     for row in rows_oldest_first(index, player, game):
         path = Path(records) / row["record"]
         try:
             data = json.loads(path.read_bytes())
         except ValueError as exc:
             raise OSError(f"{path}: not JSON ({exc})") from None
+        _attach(data, analysed.get(row["id"]))
         lines.append(json.dumps(data, separators=(",", ":"), ensure_ascii=False))
     return "".join(line + "\n" for line in lines)
+
+
+def _analyses(index) -> dict:
+    """{game id: (digest, analysis JSON text)} of the stored analyses (none: no table yet)."""
+    try:
+        rows = index.db.execute("SELECT game_id, digest, data FROM analyses").fetchall()
+    except sqlite3.OperationalError:
+        return {}
+    return {r[0]: (r[1], r[2]) for r in rows}
+
+
+def _attach(data, found) -> None:
+    """Put an analysis into the exported copy's ``meta`` when it is of exactly this record."""
+    if found is None or not isinstance(data, dict):
+        return
+    try:
+        record = parse_record(data)
+    except RecordError:
+        return
+    if record_digest(record) == found[0]:
+        meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
+        data["meta"] = {**meta, "analysis": json.loads(found[1])}
 
 
 def to_csv(index, player: str | None = None, game: str | None = None) -> str:

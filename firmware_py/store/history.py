@@ -23,6 +23,7 @@ from typing import Callable
 
 from ..companion.journal import write_atomic
 from ..rules import GameRecord, RecordError, dumps_record, parse_record, replay
+from .analyses import restore
 from .index import Index
 
 RECORDS, DATABASE, TEMPORARY = "records", "history.sqlite3", "record.tmp"
@@ -83,11 +84,13 @@ def summarise(record: GameRecord, game_id: str, name: str, size: int, mtime: flo
 @dataclass
 class RebuildReport:
     """What :meth:`History.rebuild` did: ``games`` indexed, ``skipped`` (file, why) pairs,
-    ``set_aside``: where the damaged database went."""
+    ``set_aside``: where the damaged database went; ``analyses``: post-game analyses
+    taken back from their cache."""
 
     games: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
     set_aside: str = ""       # where a damaged database file was moved, "" when none was
+    analyses: int = 0         # analyses taken back from the cache (analysis/<id>.json)
 
 
 class History:
@@ -177,6 +180,7 @@ class History:
                         report.skipped.append((str(self.records / row["record"]), why))
                     else:
                         report.games += 1
+        report.analyses = restore(self)
         return report
 
     @staticmethod
