@@ -79,12 +79,15 @@ def winner(record: GameRecord) -> int:
     return replay(record)[1].winner
 
 
+SETTINGS = Settings()
+
+
 def analysed(seeds, log) -> list[tuple[GameRecord, dict, int]]:
     """(record, analysis, winner) of the self-play game of each seed."""
     out = []
     for i, seed in enumerate(seeds):
         record = selfplay(seed)
-        out.append((record, analyse(record), winner(record)))
+        out.append((record, analyse(record, SETTINGS), winner(record)))
         log(f"  game {i + 1}/{len(seeds)} analysed")
     return out
 
@@ -127,9 +130,10 @@ def box_margin(f, ctx, seed: int) -> float:
     return margin if margin else (0.5 if f[fast.FINISHER] == 0 else -0.5)
 
 
-def replayed(record: GameRecord, decision: dict, n: int) -> bool:
-    """True when ``decision``'s suggested move does better than the played one over
-    ``n`` continuations from each."""
+def replayed(record: GameRecord, decision: dict, n: int) -> tuple[bool, bool]:
+    """Whether ``decision``'s suggested move did better than the played one over ``n``
+    continuations from each: (by the share of wins, ties by the mean margin; by the
+    mean margin alone)."""
     state = start_state(record)
     for step in steps(record):
         if step.index == decision["move"]:
@@ -143,7 +147,7 @@ def replayed(record: GameRecord, decision: dict, n: int) -> bool:
         after = play(f, move, ctx)
         margins = [sign * box_margin(after, ctx, 7 * k + 1) for k in range(n)]
         results.append((sum(m > 0 for m in margins) / n, sum(margins) / n))
-    return results[1] > results[0]
+    return results[1] > results[0], results[1][1] > results[0][1]
 
 
 def flagged(games, limit: int) -> list[tuple[GameRecord, dict]]:
@@ -160,16 +164,22 @@ def flagged(games, limit: int) -> list[tuple[GameRecord, dict]]:
 def print_flagged(games, limit: int, n: int, log) -> None:
     """Replay the flagged decisions; print how often the suggestion was really better."""
     chosen = flagged(games, limit)
-    better = 0
+    better = by_margin = 0
     for i, (record, d) in enumerate(chosen):
-        better += replayed(record, d, n)
-        log(f"  flagged {i + 1}/{len(chosen)}: {better} better so far")
+        wins, margin = replayed(record, d, n)
+        better += wins
+        by_margin += margin
+        log(f"  flagged {i + 1}/{len(chosen)}: {better} better so far ({by_margin} by margin)")
     lo, hi = wilson(better, len(chosen))
     origin = len({id(r) for r, _ in chosen})
     print(f"flagged decisions: {len(chosen)} (cost >= {FLAG:.0%}) from {origin} games, "
           f"{n} continuations each way")
     rate = better / len(chosen) if chosen else 0.0
     print(f"suggested move better: {better}/{len(chosen)} = {rate:.0%} "
+          f"(95% CI {lo:.0%}-{hi:.0%})")
+    lo, hi = wilson(by_margin, len(chosen))
+    rate = by_margin / len(chosen) if chosen else 0.0
+    print(f"suggested move better by mean margin: {by_margin}/{len(chosen)} = {rate:.0%} "
           f"(95% CI {lo:.0%}-{hi:.0%})")
 
 
@@ -181,12 +191,13 @@ def print_cost(games) -> None:
     times = []
     for _ in range(3):
         start = time.process_time()
-        analyse(record)
+        analyse(record, SETTINGS)
         times.append(time.process_time() - start)
     print(f"cost: 40-move game analysed in {statistics.median(times):.1f} s CPU (median of 3)")
     code = ("import json,sys,resource;from firmware_py.rules import parse_record;"
-            "from firmware_py.analysis import analyse;"
-            "analyse(parse_record(sys.stdin.read()));"
+            "from firmware_py.analysis import analyse, Settings;"
+            f"analyse(parse_record(sys.stdin.read()), Settings({SETTINGS.iterations}, "
+            f"{SETTINGS.playouts}));"
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
     out = subprocess.run([sys.executable, "-c", code], input=json.dumps(record.to_json()),
                          capture_output=True, text=True, check=True).stdout
@@ -204,8 +215,14 @@ def main(argv=None) -> None:
                         help="20 games, 12 flagged decisions, 20 continuations")
     parser.add_argument("--fit", type=int, metavar="GAMES", default=0,
                         help="fit SCALE/BIAS on this many games from FIT_SEED and print them")
+    parser.add_argument("--iterations", type=int, default=Settings().iterations,
+                        help="the analysis' search iterations per decision")
+    parser.add_argument("--playouts", type=int, default=Settings().playouts,
+                        help="the analysis' playouts per priced position")
     parser.add_argument("--verbose", action="store_true", help="progress on standard error")
     args = parser.parse_args(argv)
+    global SETTINGS
+    SETTINGS = Settings(iterations=args.iterations, playouts=args.playouts)
     log = (lambda text: print(text, file=sys.stderr, flush=True)) if args.verbose else (lambda _: None)
     if args.fit:
         games = analysed(range(FIT_SEED, FIT_SEED + args.fit), log)

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import math
 
-SCALE = 2.2
+SCALE = 1.124
 """Logistic slope per unit of ``z`` (fitted, see the module docstring)."""
-BIAS = 0.0
+BIAS = -0.002
 """Logistic offset (fitted): above 0 favours player 0 beyond what the playouts say."""
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sqlite3
 import sys
 from typing import Callable
@@ -24,6 +25,26 @@ from .review import VERSION, Settings, analyse, decisions
 LOG = logging.getLogger(__name__)
 NICE = 19
 """How much the worker lowers its priority (19: the lowest)."""
+
+
+class Pause:
+    """A pause asked for by signal: SIGUSR1 asks, SIGUSR2 takes the request back. The
+    worker calls :meth:`point` between decisions (never inside a database write); with
+    a request standing it stops its own process (SIGSTOP) until SIGCONT."""
+
+    def __init__(self):
+        self.asked = False
+
+    def install(self) -> None:
+        """Handle SIGUSR1/SIGUSR2 (main thread only)."""
+        signal.signal(signal.SIGUSR1, lambda *_: setattr(self, "asked", True))
+        signal.signal(signal.SIGUSR2, lambda *_: setattr(self, "asked", False))
+
+    def point(self) -> None:
+        """A safe point: stop here when a pause is asked for."""
+        if self.asked:
+            self.asked = False
+            os.kill(os.getpid(), signal.SIGSTOP)
 
 
 def analyse_game(history: History, game_id: str, settings: Settings = Settings(),
@@ -50,13 +71,16 @@ def analyse_game(history: History, game_id: str, settings: Settings = Settings()
     return result
 
 
-def run_pending(history: History, settings: Settings = Settings()) -> int:
+def run_pending(history: History, settings: Settings = Settings(),
+                pause: Pause | None = None) -> int:
     """Analyse every game without a current analysis, newest first; returns how many were
-    analysed. A record that cannot be analysed is logged and kept with an ``error``."""
+    analysed. A record that cannot be analysed is logged and kept with an ``error``.
+    ``pause``: its safe point is offered after every decision."""
     count = 0
+    point = (lambda done, total: pause.point()) if pause is not None else None
     for game_id in stored.pending(history, VERSION):
         try:
-            analyse_game(history, game_id, settings)
+            analyse_game(history, game_id, settings, point)
             count += 1
         except (RecordError, ValueError) as exc:
             LOG.warning("game %s cannot be analysed: %s", game_id, exc)
@@ -81,8 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="analysis worker: %(message)s")
     os.nice(NICE)
+    pause = Pause()
+    pause.install()
     try:
-        count = run_pending(History(args.store))
+        count = run_pending(History(args.store), pause=pause)
     except (OSError, sqlite3.Error) as exc:
         LOG.error("store %s: %s", args.store, exc)
         return 1

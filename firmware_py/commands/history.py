@@ -92,6 +92,7 @@ def analysis(history, game_id: str, out) -> int:
     from ..analysis import VERSION
     from ..analysis.describe import report_lines
     from ..store import analyses as stored
+    from ..store.history import _shown
     try:
         found = stored.load(history, game_id, VERSION)
         names = player_names(history, game_id)

@@ -151,8 +151,9 @@ def game_page(row: dict, steps: list[dict], editing: bool = False, message: str 
 <p>time board: {escape(row.get("time_board") or "")}, {_duration(row.get("duration_s"))}</p>
 <p>download: <a href="/download/{gid}.json">game record</a></p>{_rename_form(row, editing, message)}
 </div></section></div>
+<section class="card" id="analysis" data-game="{gid}"><h2>Analysis</h2><p class="muted">loading</p></section>
 <script type="application/json" id="replay-data">{data}</script>"""
-    return layout(f"Game {row['id']}", "/history", body, ("/static/replay.js",))
+    return layout(f"Game {row['id']}", "/history", body, ("/static/replay.js", "/static/analysis.js"))
 
 
 def _rename_form(row: dict, editing: bool, message: str) -> str:

@@ -21,7 +21,7 @@ from ..companion.names import NamesError, load_names, save_names
 from ..config import state_dir
 from ..feed import feed_dir, send_control
 from ..rules import load_spec
-from . import pages, svg
+from . import pages, review, svg
 from .auth import COOKIE, AuthError, PinGate, check_origin
 from .live import LiveHub
 
@@ -277,9 +277,10 @@ async def save_players(request: web.Request) -> web.Response:
 # ----- the application ---------------------------------------------------------------------
 
 def make_app(feed: str | Path, library=None, names_file: str | Path | None = None,
-             pin_minutes: int = 5) -> web.Application:
+             pin_minutes: int = 5, analysis_worker: bool = False) -> web.Application:
     """The aiohttp application: ``feed`` folder, ``library`` (a store reader or None),
-    ``names_file`` (known player names), ``pin_minutes`` (PIN and session lifetime)."""
+    ``names_file`` (known player names), ``pin_minutes`` (PIN and session lifetime);
+    ``analysis_worker``: analyse saved games in the background (:mod:`.review`)."""
     app = web.Application(middlewares=[guard], client_max_size=64 * 1024)
     app[HUB] = LiveHub(feed)
     app[GATE] = PinGate(lambda value, seconds: send_control(feed, value, seconds), pin_minutes)
@@ -301,6 +302,8 @@ def make_app(feed: str | Path, library=None, names_file: str | Path | None = Non
     app.router.add_post("/login", login)
     app.router.add_post("/players", save_players)
     app.router.add_post("/game/{gid}/names", rename_game)
+    review.setup(app, getattr(getattr(library, "history", None), "folder", None),
+                 lambda: app[HUB].snapshot, analysis_worker)
 
     async def on_startup(app):
         """Bind the live-feed socket once the loop runs."""
@@ -329,7 +332,7 @@ def serve(cfg: dict, address: str | None = None, port: int | None = None,
     port = port or cfg["web"]["port"]
     folder = feed_dir(cfg)
     app = make_app(folder, Library(Path(store).expanduser() if store else state_dir(cfg)),
-                   state_dir(cfg) / "names.json", cfg["web"]["pin_minutes"])
+                   state_dir(cfg) / "names.json", cfg["web"]["pin_minutes"], analysis_worker=True)
     LOG.info("web page on http://%s:%s/ (live feed in %s)", host, port, folder)
     try:
         web.run_app(app, host=host, port=port, print=None, access_log=None,
