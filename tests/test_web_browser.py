@@ -170,3 +170,42 @@ def test_stats_page_with_200_games(tmp_path, browser, store200):
         bars = browser.find_elements(By.CSS_SELECTOR, "svg.chart rect[fill]")
         assert len(bars) >= 2 * len(rows)
         screenshot(browser, "stats-200")
+
+
+def test_replay_page_shows_the_analysis(tmp_path, browser):
+    """The win-chance graph and the costliest decisions: a click on a point jumps the replay."""
+    from selenium.webdriver.common.by import By
+
+    from firmware_py.analysis import Settings
+    from firmware_py.analysis.worker import analyse_game
+    from firmware_py.store import History
+    filed = fill_store(tmp_path / "store", 2)
+    (done_id, record), (waiting_id, _) = filed
+    result = analyse_game(History(tmp_path / "store"), done_id, Settings(iterations=60, playouts=40))
+    library = Library(tmp_path / "store")
+    with ServerThread(make_app(tmp_path, library, tmp_path / "names.json")) as server:
+        browser.get(f"{server.url}/game/{done_id}")
+        _wait(browser, lambda d: d.find_elements(By.ID, "wingraph"), "the win-chance graph")
+        points = browser.find_elements(By.CSS_SELECTOR, "#wingraph circle.point")
+        assert len(points) == len(result["decisions"]) + 1
+        assert browser.find_elements(By.CSS_SELECTOR, "#wingraph polyline.curve")
+        worst = [d for d in result["decisions"] if d["player"] == 0 and d["cost"] > 0]
+        items = browser.find_elements(By.CSS_SELECTOR, "#costly-0 li")
+        assert len(items) == min(3, len(worst)) and "win chance, about" in items[0].text
+        assert "+/-" in items[0].text
+        target = points[5]
+        frame = target.get_attribute("data-frame")
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", target)
+        target.click()
+        assert browser.find_element(By.ID, "step").text.startswith(f"{frame} / ")
+        button = browser.find_element(By.CSS_SELECTOR, "#costly-1 li button")
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", button)
+        button.click()
+        assert browser.find_element(By.ID, "step").text.startswith(
+            f"{button.get_attribute('data-frame')} / ")
+        browser.execute_script("document.getElementById('analysis').scrollIntoView();")
+        screenshot(browser, "replay-analysis")
+        browser.get(f"{server.url}/game/{waiting_id}")
+        _wait(browser, lambda d: "waiting to be analysed" in d.find_element(
+            By.ID, "analysis-status").text, "the waiting note")
+        assert not browser.find_elements(By.ID, "wingraph")
