@@ -161,7 +161,7 @@ def test_without_hard_links_the_damaged_bytes_are_copied_aside(tmp_path, monkeyp
     damaged = _damage_line(tmp_path, 2, b"{garbage")
     j = Journal(tmp_path)
     j.load()
-    monkeypatch.setattr(J, "os", FailingOs(errno.EPERM, "link"))
+    patch_os(monkeypatch, FailingOs(errno.EPERM, "link"))
     j.append({"kind": "turn", "moves": [4]})
     assert (tmp_path / "quarantine" / "q-0001-journal.jsonl").read_bytes() == damaged
     assert moves(Journal(tmp_path).load()) == list(range(5)) and not j.pending
@@ -370,9 +370,9 @@ def test_a_repair_writes_the_snapshot_before_it_replaces_the_journal(tmp_path, m
     write_game(tmp_path, 4)
     _nul(tmp_path / "snapshot.json")
     order = []
-    real = J.write_atomic
-    monkeypatch.setattr(J, "write_atomic", lambda path, data, tmp=None: (
-        order.append(path.name), real(path, data, tmp)))
+    real = J.write_durably
+    monkeypatch.setattr(J, "write_durably", lambda path, data: (
+        order.append(path.name), real(path, data)))
     j = Journal(tmp_path)
     j.load()
     j.catch_up()
@@ -380,6 +380,13 @@ def test_a_repair_writes_the_snapshot_before_it_replaces_the_journal(tmp_path, m
 
 
 # --------------------------------------------- 3: errors at the OS call boundary
+def patch_os(monkeypatch, fake) -> None:
+    """``os`` as the journal and the durable-write helper see it replaced by ``fake``."""
+    from firmware_py import disk
+    monkeypatch.setattr(J, "os", fake)
+    monkeypatch.setattr(disk, "os", fake)
+
+
 class FailingOs:
     """``os`` as the journal sees it, with the ``call`` (or calls) failing with ``code``."""
 
@@ -404,7 +411,7 @@ class FailingOs:
 def test_a_refused_write_keeps_the_entry_and_catches_up_later(tmp_path, monkeypatch, code, reason):
     j = write_game(tmp_path, 2)
     failing = FailingOs(code)
-    monkeypatch.setattr(J, "os", failing)
+    patch_os(monkeypatch, failing)
     with pytest.raises(JournalError) as caught:
         j.append({"kind": "turn", "moves": [2]})
     assert caught.value.reason == reason
@@ -422,7 +429,7 @@ def test_a_snapshot_that_cannot_be_written_leaves_no_temporary_file(tmp_path, mo
     j = write_game(tmp_path, 2)
     before = (tmp_path / "snapshot.json").read_bytes()
     j.append({"kind": "turn", "moves": [2]})
-    monkeypatch.setattr(J, "os", FailingOs(errno.ENOSPC, call))
+    patch_os(monkeypatch, FailingOs(errno.ENOSPC, call))
     with pytest.raises(JournalError):
         j.flush_snapshot()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["journal.jsonl", "snapshot.json"]
@@ -440,7 +447,7 @@ def test_temporary_files_left_by_a_crash_are_removed_at_load(tmp_path):
 def test_writable_problem_names_the_folder_and_the_reason(tmp_path, monkeypatch):
     assert J.writable_problem(tmp_path / "new") is None and (tmp_path / "new").is_dir()
     assert list((tmp_path / "new").iterdir()) == []
-    monkeypatch.setattr(J, "os", FailingOs(errno.EROFS, "open"))
+    patch_os(monkeypatch, FailingOs(errno.EROFS, "open"))
     assert J.writable_problem(tmp_path) == f"{tmp_path} is not writable (read-only: " \
                                            f"{os.strerror(errno.EROFS)})"
 
@@ -456,7 +463,7 @@ def test_a_repair_by_the_next_append_quarantines_first(tmp_path, monkeypatch):
     j = Journal(tmp_path)
     j.load()
     failing = FailingOs(errno.EROFS, ("fsync", "link"))
-    monkeypatch.setattr(J, "os", failing)
+    patch_os(monkeypatch, failing)
     with pytest.raises(JournalError):
         j.catch_up()
     failing.failing = False

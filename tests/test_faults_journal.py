@@ -30,7 +30,7 @@ from firmware_py.rules import parse_record, replay, untracked_copy
 from firmware_py.keeper import RETRY_S
 from firmware_py.store import History
 
-from test_companion_journal import FailingOs
+from test_companion_journal import FailingOs, patch_os
 from test_faults_rig import EXPRESS_RECORD, GOLDEN_RECORDS, StepClock, TableDriver, service_for
 
 RECORD = GOLDEN_RECORDS[3]
@@ -318,14 +318,14 @@ class Disk:
             subprocess.run(["mount", "-o", "remount,ro", str(self.root)], check=True)
         else:
             self._fail = FailingOs(code, ("fsync", "open"))
-            self.monkeypatch.setattr(J, "os", self._fail)
+            patch_os(self.monkeypatch, self._fail)
 
     def allow(self) -> None:
         """Take writes again."""
         if self._fail is not None:
             self._fail.failing = False
             self._fail = None
-            self.monkeypatch.setattr(J, "os", os)
+            patch_os(self.monkeypatch, os)
         subprocess.run(["mount", "-o", "remount,rw", str(self.root)], capture_output=True) \
             if self.real else None
         (self.root / "filler").unlink(missing_ok=True)
@@ -398,7 +398,7 @@ def test_a_snapshot_still_refused_is_not_called_caught_up_after_each_turn(tmp_pa
     driver = TableDriver(service, clock, RECORD)
     failing = FailingOs(errno.ENOSPC, "replace")
     try:
-        monkeypatch.setattr(J, "os", failing)
+        patch_os(monkeypatch, failing)
         for target in range(5, 9):
             view = driver.play(stop_when=lambda v, t=target: v.groups >= t)
             driver.settle()

@@ -12,8 +12,8 @@ Files in the journal folder:
     The file holds one game: a new game's ``setup`` replaces it atomically.
 ``snapshot.json``
     ``{"seq": S, "crc": c, "entries": [...]}``: the effective entries up to
-    ``seq`` S, replaced atomically (write ``snapshot.tmp``, fsync, rename,
-    fsync the folder) after every accepted entry, once the turn is shown. It is
+    ``seq`` S, replaced durably (``firmware_py.disk.write_durably``: a temporary
+    file of its own, fsync, rename, fsync the folder) after every accepted entry, once the turn is shown. It is
     a second, independent copy of the whole game.
 ``quarantine/``
     Damaged files are linked (copied where the file system has no hard links)
@@ -41,10 +41,11 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..disk import fsync_dir, remove_temporaries, write_durably
 from ..rules import jsonsafe
 
 JOURNAL, SNAPSHOT, QUARANTINE = "journal.jsonl", "snapshot.json", "quarantine"
-TEMPORARY = ("journal.tmp", "snapshot.tmp")
+TEMPORARY = ("journal.tmp", "snapshot.tmp")   # the temporary names of older versions
 MAX_NESTING = 64            # deeper JSON than this in a journal line is damage, not data
 REASONS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk full", errno.EROFS: "read-only",
            errno.EACCES: "not writable", errno.EPERM: "not writable", errno.EIO: "disk error"}
@@ -132,35 +133,6 @@ def _line(seq: int, body: dict, prev: tuple[int, dict] | None) -> bytes:
     if prev is not None and prev[0] == seq - 1:
         obj["prev"], obj["pcrc"] = prev[1], _crc(prev[0], prev[1])
     return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
-
-
-def fsync_dir(path: Path) -> None:
-    """fsync a folder, so a rename or a new file in it survives a power cut."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_atomic(path: Path, data: bytes, tmp: Path | None = None) -> None:
-    """Replace ``path`` by ``data`` durably: write ``tmp`` (default ``path`` + ".tmp"),
-    fsync, rename, fsync the folder. On any OSError the temporary file is removed
-    and the error re-raised; ``path`` is then unchanged."""
-    tmp = tmp or path.with_name(path.name + ".tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    fsync_dir(path.parent)
 
 
 def _copy_new(source: Path, target: Path) -> None:
@@ -318,6 +290,7 @@ class Journal:
                 os.unlink(self.folder / name)
             except OSError:
                 pass
+        remove_temporaries(self.folder)
 
     def _read_snapshot(self, reading: _Reading) -> None:
         try:
@@ -580,7 +553,7 @@ class Journal:
         for i, body in enumerate(self._entries):
             lines.append(_line(first + i, body, prev))
             prev = (first + i, body)
-        write_atomic(self.path, b"".join(lines), self.folder / TEMPORARY[0])
+        write_durably(self.path, b"".join(lines))
         if self._entries:
             self.seq = first + len(self._entries) - 1
         self._last = prev
@@ -592,8 +565,7 @@ class Journal:
         OSError (no temporary file is left behind)."""
         data = {"seq": self.seq, "crc": zlib.crc32(_canon({"seq": self.seq, "entries": self._entries})),
                 "entries": self._entries}
-        write_atomic(self.snapshot_path, json.dumps(data, separators=(",", ":")).encode(),
-                     self.folder / TEMPORARY[1])
+        write_durably(self.snapshot_path, json.dumps(data, separators=(",", ":")).encode())
         self.snapshot_due = False
 
     def flush_snapshot(self) -> None:

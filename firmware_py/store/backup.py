@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..companion.journal import write_atomic
+from ..disk import write_durably
 from ..rules import RecordError, parse_record, replay
 from .history import RECORDS, History
 
@@ -60,7 +60,7 @@ def backup(folder: str | Path, target: str | Path) -> int:
         if names.exists():
             _add(tar, NAMES, names.read_bytes())
     target = Path(target)
-    write_atomic(target, buf.getvalue(), target.with_name(f".{target.name}.tmp"))
+    write_durably(target, buf.getvalue())
     return len(records)
 
 
@@ -134,8 +134,8 @@ def restore(folder: str | Path, source: str | Path) -> Restored:
     folder = Path(folder)
     (folder / RECORDS).mkdir(parents=True, exist_ok=True)
     for name, data in records.items():
-        write_atomic(folder / name, data, folder / "record.tmp")
+        write_durably(folder / name, data)
     if names is not None:
-        write_atomic(folder / NAMES, names, folder / "names.tmp")
+        write_durably(folder / NAMES, names)
     report = History(folder).rebuild()
     return Restored(len(records), names is not None, report.games)

@@ -21,11 +21,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
-from ..companion.journal import write_atomic
+from ..disk import remove_temporaries, write_durably
 from ..rules import GameRecord, RecordError, dumps_record, parse_record, replay
 from .index import Index
 
-RECORDS, DATABASE, TEMPORARY = "records", "history.sqlite3", "record.tmp"
+RECORDS, DATABASE, TEMPORARY = "records", "history.sqlite3", "record.tmp"   # TEMPORARY: older versions
 MAX_DURATION_S = 10 ** 9       # a larger meta.duration_s (over 30 years) is not a duration
 
 
@@ -111,11 +111,14 @@ class History:
         return Index(self.db_path)
 
     def remove_temporary(self) -> None:
-        """Remove a record write cut short by a crash (``record.tmp``); a no-op otherwise."""
+        """Remove record writes cut short by a crash (the temporary files of
+        :func:`firmware_py.disk.write_durably` in ``records/``, and ``record.tmp`` of older
+        versions); a no-op otherwise. At start-up only: a writer's file in flight goes too."""
         try:
             os.unlink(self.folder / TEMPORARY)
         except OSError:
             pass
+        remove_temporaries(self.records)
 
     def file(self, game_id: str, record: GameRecord) -> Path:
         """Save ``record`` as ``records/<game_id>.json`` (atomic, durable), then index it.
@@ -128,7 +131,7 @@ class History:
         path = self.record_path(game_id)
         data = (dumps_record(record) + "\n").encode()
         self.records.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, data, self.folder / TEMPORARY)
+        write_durably(path, data)
         self._index_file(game_id, record, path)
         return path
 
