@@ -126,20 +126,20 @@ def test_an_index_emptied_while_running_is_rebuilt_when_the_next_game_is_filed(t
 
 
 def test_a_rebuild_racing_a_game_being_filed_keeps_its_row(tmp_path, monkeypatch):
-    """Another process files a game after the rebuild read the records and before it took
-    the index's lock: the game is in the rebuilt index."""
+    """Another process files a game while the rebuild starts (before it takes the index's
+    lock): the game is in the rebuilt index."""
     folder = tmp_path / "journal"
     History(folder).file("g0", PATCHWORK)
     other = History(folder)                             # e.g. the web page renaming players
-    real_scan = History._scan
+    real_open = History._sound_index
     filed = []
 
-    def scan_then_file(self, known, report):
-        found = real_scan(self, known, report)
+    def open_then_file(self, report):
+        index = real_open(self, report)
         if not filed:
             filed.append(other.file("g1", EXPRESS_RECORD))   # record, then its row (committed)
-        return found
-    monkeypatch.setattr(History, "_scan", scan_then_file)
+        return index
+    monkeypatch.setattr(History, "_sound_index", open_then_file)
     report = History(folder).rebuild()
     assert filed and rows(folder) == ["g0", "g1"]
     assert report.games == 2

@@ -211,50 +211,37 @@ class History:
         old or the new index). A database file that is not one is moved aside as
         ``history.sqlite3.corrupt`` first. Unreadable records are listed, not indexed.
 
-        Safe against a game being filed at the same time (by this process or another):
-        the records are read once, then listed again while the index's write lock is
-        held, and any record saved in between is read too. A filing saves its record
-        before it takes the lock for its row, so its row is either in the rebuilt
-        index or written after it; it is never dropped."""
+        The records are listed and read while the index's write lock is held, one at a
+        time (memory: one record, whatever the number of games). A game filed at the
+        same time (by this process or another) saves its record before it takes that
+        lock for its row, so its row is either in the rebuilt index or written after
+        it; it is never dropped."""
         report = RebuildReport()
-        rows = self._scan({}, report)
         self.folder.mkdir(parents=True, exist_ok=True)
         index = self._sound_index(report)
         with index:
             with index.transaction():
-                rows = self._scan(rows, report)          # records saved since the first scan
                 index.db.execute("DELETE FROM players")
                 index.db.execute("DELETE FROM games")
-                for row in rows.values():
-                    why = self._put_or_skip(index, row)
+                for path in sorted(self.records.glob("*.json")) if self.records.is_dir() else []:
+                    why = self._index_one(index, path)
                     if why:
-                        report.skipped.append((str(self.records / row["record"]), why))
+                        report.skipped.append((str(path), why))
                     else:
                         report.games += 1
         self._unindexable = {Path(path).stem for path, _ in report.skipped}
         return report
 
-    def _scan(self, known: dict[str, dict], report: RebuildReport) -> dict[str, dict]:
-        """Index rows of every record file by name: those of ``known`` whose file is
-        unchanged (size and mtime), the others read now (unreadable ones go to
-        ``report.skipped``, once)."""
-        rows: dict[str, dict] = {}
-        skipped = {path for path, _ in report.skipped}
-        for path in sorted(self.records.glob("*.json")) if self.records.is_dir() else []:
-            try:
-                st = path.stat()
-                old = known.get(path.name)
-                if old is not None and (old["size"], old["_mtime"]) == (st.st_size, st.st_mtime):
-                    rows[path.name] = old
-                    continue
-                record = parse_record(path.read_bytes())
-                row = summarise(record, path.stem, path.name, st.st_size, st.st_mtime)
-                rows[path.name] = {**row, "_mtime": st.st_mtime}
-            except (OSError, RecordError, StoreError, ValueError, RecursionError) as exc:
-                if str(path) not in skipped:
-                    report.skipped.append((str(path), str(exc)))
-                    skipped.add(str(path))
-        return rows
+    def _index_one(self, index: Index, path: Path) -> str:
+        """Read, replay and insert the record at ``path`` inside the rebuild's transaction;
+        "" or why it is not indexed."""
+        try:
+            st = path.stat()
+            record = parse_record(path.read_bytes())
+            row = summarise(record, path.stem, path.name, st.st_size, st.st_mtime)
+        except (OSError, RecordError, StoreError, ValueError, RecursionError) as exc:
+            return str(exc)
+        return self._put_or_skip(index, row)
 
     @staticmethod
     def _put_or_skip(index: Index, row: dict) -> str:
