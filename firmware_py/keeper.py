@@ -27,6 +27,7 @@ import hashlib
 import json
 import logging
 import re
+import sqlite3
 from datetime import datetime
 from pathlib import Path
 from typing import Callable
@@ -34,6 +35,7 @@ from typing import Callable
 from .companion.journal import Journal, JournalError, Loaded, reason_of, writable_error
 from .rules import RecordError, parse_record, replay
 from .store import History, new_game_id
+from .store.backup import finish_pending
 from .store.indexer import Indexer
 
 LOG = logging.getLogger(__name__)
@@ -69,6 +71,7 @@ class Keeper:
                     f"{refused.strerror or refused}); games are kept in memory only until it is")
             self.failing = True
         self.history.remove_temporary()
+        self._finish_restore(problem)
         self.indexer.start()                       # first: index and records agree?
         loaded = self.journal.load()
         for text in loaded.problems:
@@ -76,6 +79,16 @@ class Keeper:
         if loaded.notice:
             self.ui.warnings["journal damage"] = loaded.notice
         return loaded
+
+    def _finish_restore(self, problem: Callable[[str], None]) -> None:
+        """A ``restore`` cut short by a power cut: finished (or undone) before anything
+        else reads the store."""
+        try:
+            for text in finish_pending(self.folder):
+                LOG.warning("%s", text)
+        except (OSError, sqlite3.Error) as exc:
+            problem(f"a restore cut short in {self.folder} could not be completed ({exc}); "
+                    f"run 'patchwork-companion restore' again")
 
     def resumed(self) -> None:
         """After the UI resumed: file a game that ended before the restart (once), and write

@@ -97,7 +97,7 @@ class _Reader:
         try:
             return self.raw.read(n)
         except (gzip.BadGzipFile, zlib.error, EOFError) as exc:
-            raise TarError(f"{self.where}: not a .tar.gz file, or damaged ({exc})") from None
+            raise TarError(f"{self.where}: not a backup file (.tar.gz), or damaged ({exc})") from None
 
     def block(self) -> bytes | None:
         data = self._read(BLOCK)
