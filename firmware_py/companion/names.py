@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from ..disk import write_durably
+from ..rules import jsonsafe
 
 DEFAULTS = ("Green", "Yellow")
 MAX_NAMES = 40
@@ -53,11 +54,15 @@ def clean(names) -> list[str]:
 
 
 def load_names(path: str | Path) -> list[str]:
-    """The stored names (not the defaults); [] when the file is missing or unreadable."""
+    """The stored names (not the defaults); [] when the file is missing, unreadable or not
+    ``{"names": [text, ...]}`` (nested too deeply, other types: never an exception)."""
     try:
-        data = json.loads(Path(path).read_text("utf-8"))
-        return clean(data.get("names", []))
-    except (OSError, ValueError, AttributeError):
+        data = jsonsafe.loads(Path(path).read_bytes(), str(path), 4)
+        names = data.get("names", []) if isinstance(data, dict) else []
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            return []
+        return clean(names)
+    except (OSError, ValueError):
         return []
 
 
