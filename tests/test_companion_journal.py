@@ -470,3 +470,70 @@ def test_a_repair_by_the_next_append_quarantines_first(tmp_path, monkeypatch):
     j.append({"kind": "turn", "moves": [4]})
     assert (tmp_path / "quarantine" / "q-0001-journal.jsonl").read_bytes() == damaged
     assert j.take_moved() and moves(Journal(tmp_path).load()) == list(range(5))
+
+
+def test_the_quarantine_keeps_the_newest_files_within_its_caps(tmp_path, monkeypatch):
+    """Damage found again and again (a failing SD card) never fills the disk with copies:
+    the quarantine keeps the newest files, by count and by size."""
+    quarantine = tmp_path / "quarantine"
+    quarantine.mkdir()
+    for n in range(1, 41):
+        (quarantine / f"q-{n:04d}-journal.jsonl").write_bytes(b"x" * 1000)
+    write_game(tmp_path, 3)
+    with open(tmp_path / "journal.jsonl", "ab") as fh:
+        fh.write(b"garbage\n")
+    j = Journal(tmp_path)
+    j.load()
+    said = j.catch_up()
+    names = sorted(p.name for p in quarantine.iterdir())
+    assert len(names) == J.QUARANTINE_FILES and names[-1] == "q-0041-journal.jsonl"
+    assert names[0] == f"q-{41 - J.QUARANTINE_FILES + 1:04d}-journal.jsonl"
+    assert any("removed the 9 oldest kept files" in line for line in said), said
+    monkeypatch.setattr(J, "QUARANTINE_BYTES", 2500)          # by size: the newest stay
+    with open(tmp_path / "journal.jsonl", "ab") as fh:
+        fh.write(b"garbage\n")
+    j = Journal(tmp_path)
+    j.load()
+    j.catch_up()
+    names = sorted(p.name for p in quarantine.iterdir())
+    assert names[-1] == "q-0042-journal.jsonl" and len(names) <= 3
+    assert sum(p.stat().st_size for p in quarantine.iterdir()) - \
+        (quarantine / names[-1]).stat().st_size <= 2500
+
+
+def test_a_journal_of_the_old_design_is_read_streamed(tmp_path):
+    """The one-time import of an older version's journal (every game in one file) holds one
+    game in memory, not the file: 1,500 games of 31 entries."""
+    prev, seq = None, 0
+    with open(tmp_path / "journal.jsonl", "wb") as fh:
+        for game in range(1500):
+            for body in [{"kind": "setup", "setup": {"n": game}}] + \
+                        [{"kind": "turn", "moves": [i]} for i in range(30)]:
+                seq += 1
+                fh.write(J._line(seq, body, prev))
+                prev = (seq, body)
+    size = (tmp_path / "journal.jsonl").stat().st_size
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        loaded = Journal(tmp_path).load()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert loaded.entries[0] == {"kind": "setup", "setup": {"n": 1499}} and len(loaded.entries) == 31
+    assert size > 5_000_000 and peak < 1_000_000, (size, peak)
+
+
+def test_an_endless_line_is_skipped_without_holding_it(tmp_path):
+    """A line of 3 MB (garbage, or NUL bytes from a failing card) is damage: skipped, not
+    held in memory; the game resumes from the lines around it."""
+    write_game(tmp_path, 3)
+    (tmp_path / "snapshot.json").unlink()
+    with open(tmp_path / "journal.jsonl", "ab") as fh:
+        fh.write(b"x" * 3_000_000 + b"\n")
+    loaded = Journal(tmp_path).load()
+    assert moves(loaded) == list(range(3))
+    assert any("line too long; skipped" in p for p in loaded.problems), loaded.problems
+    (tmp_path / "journal.jsonl").write_bytes(b"\0" * 3_000_000)
+    loaded = Journal(tmp_path).load()
+    assert any("unusable (NUL-filled, 3000000 bytes)" in p for p in loaded.problems), loaded.problems
