@@ -21,7 +21,8 @@ loop for an answer every 5 ms. Lines start with fixed labels:
   lock to the game's row being in the index.
 
 ``restore`` restores backups of at most 10 MB, each in a fresh process, and
-prints its peak resident memory (``ru_maxrss``):
+prints its peak resident memory (``VmHWM`` of ``/proc/self/status``: the
+``ru_maxrss`` of a process started by a large one carries the parent's figure):
 
 * ``restore peak rss <case>:`` MB, and how it ended (restored, or refused with
   the start of the message); ``python + package alone:`` the same process
@@ -130,8 +131,8 @@ def _play(seconds: float, locked: bool) -> dict:
 def _child(code: str, *args: str) -> dict:
     """Run ``code`` in a fresh interpreter (argv: ``args``); its last line of JSON, plus its
     peak resident memory in MB."""
-    script = ("import json, resource, sys, time; sys.path[:0] = %r\n" % [str(ROOT)]) + code + \
-        "\nout['rss_mb'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024" \
+    script = ("import json, sys, time; sys.path[:0] = %r\n" % [str(ROOT)]) + code + \
+        "\nout['rss_mb'] = int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]) / 1024" \
         "\nprint(json.dumps(out))"
     done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True,
                           timeout=1800)
