@@ -299,11 +299,14 @@ def check_after_restore(store: Path) -> bool:
     either none or all of the backup's, each game in the file of its id, once, the names
     merged exactly when the games came; no staging or temporary file is left. Returns
     True when the restore is complete."""
+    from firmware_py.companion.journal import Journal
     from firmware_py.store import History
     from firmware_py.store.backup import finish_pending
-    finish_pending(store)
     history = History(store)
-    history.reconcile()
+    history.remove_temporary()                  # the service's start: writes cut short,
+    Journal(store).load()                       # the journal's folder's too,
+    finish_pending(store)                       # a restore cut short,
+    history.reconcile()                         # index against records
     files = {p.stem: parse_record(p.read_text()) for p in (store / "records").glob("*.json")}
     assert set(RESTORE_STORE) <= set(files), "a game of the store was lost"
     complete = set(files) == set(RESTORE_STORE) | set(RESTORE_BACKUP)
