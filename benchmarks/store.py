@@ -57,16 +57,6 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 os.environ.setdefault("BLINKA_FORCEBOARD", "OS_AGNOSTIC_BOARD")
 os.environ.setdefault("BLINKA_FORCECHIP", "OS_AGNOSTIC")
 
-HOLDER = """
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1], isolation_level=None)
-db.execute("BEGIN EXCLUSIVE")
-print("locked", flush=True)
-sys.stdin.readline()
-db.execute("COMMIT")
-"""
-
-
 def lock(seconds: float) -> None:
     """The loop's stall while the index is locked ``seconds`` and a game is filed."""
     free = _play(seconds=0.0, locked=False)
@@ -87,6 +77,7 @@ def _play(seconds: float, locked: bool) -> dict:
     process for ``seconds`` (or free); the loop's answer times."""
     from firmware_py.store import History
     from test_faults_rig import EXPRESS_RECORD, GOLDEN_RECORDS, StepClock, TableDriver, service_for
+    from test_store_indexer import HOLDER
     folder = Path(tempfile.mkdtemp(prefix="store-bench-")) / "journal"
     History(folder).file("earlier", GOLDEN_RECORDS[3])
     holder = None
@@ -205,17 +196,9 @@ out = {"seconds": time.perf_counter() - t0, "entries": len(loaded.entries)}
 
 def legacy(games: int) -> None:
     """Load a journal of the old design holding ``games`` games, in a fresh process."""
-    from firmware_py.companion import journal as J
+    from test_companion_journal import old_design_journal
     folder = Path(tempfile.mkdtemp(prefix="legacy-bench-"))
-    prev, seq = None, 0
-    with open(folder / J.JOURNAL, "wb") as fh:
-        for game in range(games):
-            for body in [{"kind": "setup", "setup": {"n": game}}] + \
-                        [{"kind": "turn", "moves": [i]} for i in range(30)]:
-                seq += 1
-                fh.write(J._line(seq, body, prev))
-                prev = (seq, body)
-    size = (folder / J.JOURNAL).stat().st_size
+    size = old_design_journal(folder, games)
     got = _child(LEGACY_CHILD, str(folder))
     print(f"legacy journal load {games} games: {got['seconds']:.1f} s, peak rss "
           f"{got['rss_mb']:.1f} MB ({size / 1e6:.1f} MB file, {got['entries']} entries resumed)")

@@ -286,19 +286,13 @@ def test_a_line_with_a_huge_seq_is_reported_without_walking_the_span(tmp_path):
     """A line in the old checksum format (which does not cover ``seq``) with a huge seq:
     start-up counts what is lost without a step, or a list entry, per missing seq (a seq of
     10**11 hung the start for good)."""
-    import tracemalloc
     write_game(tmp_path, 5)
     (tmp_path / "snapshot.json").unlink()
     body = {"kind": "turn", "moves": [77]}
     with open(tmp_path / "journal.jsonl", "ab") as fh:
         fh.write(json.dumps({"seq": 2_000_006, "crc": J._legacy_crc(body), "body": body})
                  .encode() + b"\n")
-    tracemalloc.start()
-    try:
-        loaded = Journal(tmp_path).load()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    loaded, peak = load_with_peak(tmp_path)
     assert moves(loaded) == list(range(5))
     assert loaded.lost == "turns 6-2000005 lost; resumed at turn 5"
     assert peak < 2_000_000, peak                # bytes: one list entry per seq would be 16 MB
@@ -501,25 +495,37 @@ def test_the_quarantine_keeps_the_newest_files_within_its_caps(tmp_path, monkeyp
         (quarantine / names[-1]).stat().st_size <= 2500
 
 
-def test_a_journal_of_the_old_design_is_read_streamed(tmp_path):
-    """The one-time import of an older version's journal (every game in one file) holds one
-    game in memory, not the file: 1,500 games of 31 entries."""
+def load_with_peak(folder: Path):
+    """(what :meth:`Journal.load` found in ``folder``, the peak of memory it allocated, bytes)."""
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        loaded = Journal(folder).load()
+        return loaded, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def old_design_journal(folder: Path, games: int) -> int:
+    """Write a journal that kept every game (older versions: a setup and 30 turns a game) in
+    ``folder`` (made if missing); returns its size in bytes."""
+    folder.mkdir(parents=True, exist_ok=True)
     prev, seq = None, 0
-    with open(tmp_path / "journal.jsonl", "wb") as fh:
-        for game in range(1500):
+    with open(folder / J.JOURNAL, "wb") as fh:
+        for game in range(games):
             for body in [{"kind": "setup", "setup": {"n": game}}] + \
                         [{"kind": "turn", "moves": [i]} for i in range(30)]:
                 seq += 1
                 fh.write(J._line(seq, body, prev))
                 prev = (seq, body)
-    size = (tmp_path / "journal.jsonl").stat().st_size
-    import tracemalloc
-    tracemalloc.start()
-    try:
-        loaded = Journal(tmp_path).load()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    return (folder / J.JOURNAL).stat().st_size
+
+
+def test_a_journal_of_the_old_design_is_read_streamed(tmp_path):
+    """The one-time import of an older version's journal (every game in one file) holds one
+    game in memory, not the file: 1,500 games of 31 entries."""
+    size = old_design_journal(tmp_path, 1500)
+    loaded, peak = load_with_peak(tmp_path)
     assert loaded.entries[0] == {"kind": "setup", "setup": {"n": 1499}} and len(loaded.entries) == 31
     assert size > 5_000_000 and peak < 1_000_000, (size, peak)
 
