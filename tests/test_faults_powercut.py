@@ -491,6 +491,8 @@ def test_a_few_cuts_while_names_are_edited_lose_nothing(tmp_path):
 def test_two_hundred_cuts_of_restore_and_of_name_edits_racing_games_lose_nothing(tmp_path):
     """100 SIGKILLs of `restore` and 100 of the service and of a renaming process racing the
     end of games: nothing lost, nothing doubled, nothing filed under the wrong game."""
+    (tmp_path / "restore").mkdir()
+    (tmp_path / "race").mkdir()
     restored = restore_with_cuts(tmp_path / "restore", 100, seed=28)
     raced = names_race_with_cuts(tmp_path / "race", 100, seed=2028)
     assert restored["cuts"] + raced["cuts"] >= 200
