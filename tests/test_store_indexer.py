@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import subprocess
 import sys
@@ -153,3 +154,24 @@ def test_the_history_command_rebuilds_nothing_when_index_and_records_agree(tmp_p
     (folder / "records" / "g0.json").unlink()
     assert history.disagreement() == "1 row has no record file"
     assert "rebuilt" in history.reconcile() and rows(folder) == []
+
+
+def test_history_and_stats_rebuild_an_index_that_lost_rows_and_say_so(tmp_path, capsys):
+    from firmware_py.cli import main
+    folder = tmp_path / "journal"
+    history = History(folder)
+    for i, record in enumerate([PATCHWORK, EXPRESS_RECORD, GOLDEN_RECORDS[1]]):
+        history.file(f"g{i}", record)
+    with history.index() as index:
+        index.delete_all()
+    history.file("g2", GOLDEN_RECORDS[1])             # an index of the newest game only
+    assert main(["history", "--store", str(folder)]) == 0
+    said = capsys.readouterr()
+    assert len(said.out.splitlines()) == 3
+    assert "the index holds 1 of 3 saved games" in said.err and "3 games indexed" in said.err
+    with history.index() as index:
+        index.delete_all()
+    assert main(["stats", "--store", str(folder), "--json"]) == 0
+    said = capsys.readouterr()
+    assert "the index holds 0 of 3 saved games" in said.err
+    assert sum(g["games"] for g in json.loads(said.out)["games"]) == 3
