@@ -27,7 +27,6 @@ import hashlib
 import json
 import logging
 import re
-import sqlite3
 from datetime import datetime
 from pathlib import Path
 from typing import Callable
@@ -84,9 +83,9 @@ class Keeper:
         """A ``restore`` cut short by a power cut: finished (or undone) before anything
         else reads the store."""
         try:
-            for text in finish_pending(self.folder):
+            for text in finish_pending(self.folder, rebuild=False):   # the index thread's
                 LOG.warning("%s", text)
-        except (OSError, sqlite3.Error) as exc:
+        except OSError as exc:
             problem(f"a restore cut short in {self.folder} could not be completed ({exc}); "
                     f"run 'patchwork-companion restore' again")
 

@@ -269,3 +269,22 @@ def test_a_disk_refusing_a_write_half_way_changes_nothing(store, tmp_path, monke
         restore(store, source)
     assert len(writes) == 3 and state(store) == before
     assert not list(store.glob(".restore-*"))
+
+
+def test_the_service_finishes_a_restore_cut_short_at_its_start(store, tmp_path):
+    """A power cut after the staged games were marked complete: the service's start swaps
+    them in, and its index thread finds their rows missing and rebuilds the index."""
+    from test_faults_rig import service_for
+    gid, record = next(iter(GAMES.items()))
+    staged = store / ".restore-2"
+    (staged / "records").mkdir(parents=True)
+    (staged / "records" / f"{gid}.json").write_text(dumps_record(record))
+    (staged / "ready").write_bytes(b"")
+    service = service_for(store, EXPRESS_RECORD)
+    try:
+        assert service.keeper.indexer.wait_idle(60)
+    finally:
+        service.stop()
+    assert not staged.exists() and (store / "records" / f"{gid}.json").exists()
+    with History(store).index() as index:
+        assert index.has(gid) and index.count() == 2

@@ -258,10 +258,12 @@ def _merge_names(path: Path, theirs: list[str]) -> tuple[list[str], list[str], l
     return added, [n for n in ours if n.lower() not in in_backup], left_out
 
 
-def finish_pending(folder: str | Path) -> list[str]:
+def finish_pending(folder: str | Path, rebuild: bool = True) -> list[str]:
     """Finish a restore cut short (power cut, kill): a staging folder marked complete is
-    swapped in; one that is not is removed (the store was not changed). Returns one line
-    per folder for the log. Raises OSError."""
+    swapped in; one that is not is removed (the store was not changed). Then the index is
+    rebuilt, unless ``rebuild`` is False (the game service leaves that to its index
+    thread, which finds the rows missing). Returns one line per folder for the log.
+    Raises OSError, sqlite3.Error."""
     folder = Path(folder)
     said = []
     for staging in sorted(folder.glob(f"{STAGING}*")) if folder.is_dir() else []:
@@ -274,6 +276,6 @@ def finish_pending(folder: str | Path) -> list[str]:
             shutil.rmtree(staging)
             said.append(f"{staging}: a restore cut short before its check ended was undone "
                         f"(the store was not changed)")
-    if said and any("completed" in s for s in said):
+    if rebuild and any("completed" in s for s in said):
         History(folder).rebuild()
     return said
