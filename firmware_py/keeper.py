@@ -62,8 +62,10 @@ class Keeper:
 
     # ----- start-up -------------------------------------------------------------------------
     def load(self, problem: Callable[[str], None]) -> Loaded:
-        """Say when the folder is not writable, remove a record write cut short, and load
-        the journal; each finding goes to ``problem(text)``. Reads nothing of the history."""
+        """Say when the folder is not writable, remove writes cut short, finish a restore cut
+        short, start the index thread (its first work: check the index against the records)
+        and load the journal; each finding goes to ``problem(text)``. This thread reads
+        nothing of the history's index."""
         refused = writable_error(self.folder)
         if refused is not None:
             problem(f"the journal folder {self.folder} is not writable ({reason_of(refused)}: "
