@@ -169,7 +169,8 @@ def restore_cases(games: int) -> None:
         "negative size": [member("backup.json", manifest(1)), header("records/x.json", b"\xff" * 12)],
         "1 GB pax header": [header("././@PaxHeader", octal(1 << 30), b"x"), os.urandom(1 << 20)],
         "one 10 MB member": [member("records/big.json", os.urandom(10 << 20))],
-        "10 MB of tiny members": [member(f"records/{i:07d}.json", b"{}") for i in range(60_000)],
+        "60,000 tiny members (the first refused)": [
+            member(f"records/{i:07d}.json", b"{}") for i in range(60_000)],
     }
     for label, parts in raw.items():
         path = work / f"{len(cases)}.tar.gz"

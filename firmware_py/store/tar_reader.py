@@ -9,8 +9,8 @@ is read here instead, with the standard library's :mod:`gzip` only:
 * each 512-byte header is checked first: its checksum, a size written as
   octal digits (or base-256, never negative), its type: a regular file, or a
   pax extended header (its ``path`` and ``size`` records are used, nothing
-  else of it); anything else (links, folders, devices, GNU extensions) is
-  refused;
+  else of it); an empty folder entry is passed over; anything else (links,
+  devices, GNU extensions) is refused;
 * caps bound everything before a byte of it is read: the number of members,
   each member's size, the total unpacked size and each extended header; the
   error names the cap;
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
 BLOCK = 512
-REGULAR, PAX, PAX_GLOBAL = (b"0", b"\0"), b"x", b"g"
+REGULAR, FOLDER, PAX, PAX_GLOBAL = (b"0", b"\0"), b"5", b"x", b"g"
 
 
 class TarError(ValueError):
@@ -75,6 +75,8 @@ def members(stream: BinaryIO, caps: Caps, where: str) -> Iterator[tuple[str, byt
         count += 1
         if count > caps.members:
             raise TarError(f"{where}: more than {caps.members} members (the cap on members)")
+        if kind == FOLDER and size == 0:
+            continue                                 # a folder entry (``tar czf`` makes them)
         if kind not in REGULAR:
             raise TarError(f"{where}: {name!r} is not a plain file (tar type {kind!r})")
         if size > caps.member:
@@ -122,7 +124,7 @@ def _header(block: bytes, where: str, n: int) -> tuple[str, int, bytes]:
         raise TarError(f"{where}: member {n}: header checksum mismatch (not a tar file, or damaged)")
     size = _number(block[124:136], where, n)
     name = _text(block[0:100], where, n)
-    if block[257:262] == b"ustar" and block[345:500].strip(b"\0"):
+    if block[257:263] == b"ustar\0" and block[345:500].strip(b"\0"):   # POSIX, not GNU
         name = _text(block[345:500], where, n) + "/" + name
     return name, size, block[156:157]
 
