@@ -15,6 +15,7 @@ second run changes nothing):
 5. ``package``      pip install the checkout (or ``--package``) with the ``pi`` extra and
                     the plan's pip requirements; skipped when the install stamp matches
 6. ``config check`` ``patchwork-companion config check`` on that file
+   ``command link`` /usr/local/bin/patchwork-companion -> the venv's entry point (on the PATH)
 7. ``unit``         /etc/systemd/system/patchwork-companion.service
 8. ``pwm drop-in``  a root drop-in only for the PWM NeoPixel route (see :data:`PWM_ROOT_DROPIN`)
 9. ``udev rule``    /etc/udev/rules.d/99-patchwork-sensor.rules
@@ -86,6 +87,9 @@ WEB_WANTS_LINK = PurePosixPath("/etc/systemd/system/multi-user.target.wants") / 
 UDEV_RULE = PurePosixPath("/etc/udev/rules.d/99-patchwork-sensor.rules")
 SYSUSERS = PurePosixPath("/etc/sysusers.d/patchwork-companion.conf")
 MODULES = PurePosixPath("/etc/modules-load.d/patchwork-companion.conf")
+#: ``patchwork-companion`` on every user's PATH (and root's, for sudo): a link to the
+#: venv's entry point, so the build steps' commands work as written.
+COMMAND_LINK = PurePosixPath("/usr/local/bin/patchwork-companion")
 BOOT_CONFIGS = (PurePosixPath("/boot/firmware/config.txt"), PurePosixPath("/boot/config.txt"))
 MODEL_FILE = PurePosixPath("/proc/device-tree/model")
 PYPI_NAME = "patchwork-companion"
@@ -672,6 +676,7 @@ class Installer:
         self.step_package(source, plan)
         binary = VENV / "bin" / "patchwork-companion"
         self.check_config(binary)
+        self.step_command_link(binary)
 
         self.write_file("unit", UNIT, (systemd_dir / SERVICE).read_text("utf-8"))
         web_on = self.web_enabled(config_text)
@@ -837,6 +842,30 @@ class Installer:
         self.command("package", argv)
         if self.run_commands and not opts.dry_run:
             _atomic_write(stamp_path, stamp.encode("utf-8"), 0o644)
+
+    def step_command_link(self, binary: PurePosixPath) -> None:
+        """Link :data:`COMMAND_LINK` to the venv's ``patchwork-companion`` (idempotent).
+
+        Raises:
+            InstallError: when something other than a symbolic link is in the way
+                (a file the installer did not write is never replaced).
+        """
+        path = self.path(COMMAND_LINK)
+        if path.is_symlink() and os.readlink(path) == str(binary):
+            self.report("command link", "ok", f"{COMMAND_LINK} -> {binary}")
+            return
+        if path.exists() and not path.is_symlink():
+            raise InstallError(f"command link: {COMMAND_LINK} exists and is not a link; move it "
+                               f"away so that `patchwork-companion` runs {binary}, then run again")
+        if self.options.dry_run:
+            self.report("command link", "would change", f"would link {COMMAND_LINK} -> {binary}")
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        tmp.unlink(missing_ok=True)
+        os.symlink(str(binary), tmp)
+        os.replace(tmp, path)
+        self.report("command link", "changed", f"linked {COMMAND_LINK} -> {binary} (on the PATH)")
 
     def check_config(self, binary: PurePosixPath) -> None:
         """Validate the installed config with 'patchwork-companion config check'."""

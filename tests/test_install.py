@@ -22,7 +22,8 @@ from firmware_py.install import (
 
 REPO = Path(__file__).resolve().parent.parent
 STEPS = [
-    "apt", "sysusers", "user", "venv", "config", "package", "config check", "unit", "pwm drop-in",
+    "apt", "sysusers", "user", "venv", "config", "package", "config check", "command link",
+    "unit", "pwm drop-in",
     "udev rule", "pio rule", "modules", "boot config", "pi5 devices", "udev reload",
     "daemon-reload", "enable", "start",
 ]
@@ -589,3 +590,33 @@ def test_clock_block_edit_keeps_other_lines_and_replaces_only_its_own():
     assert "core_freq=500" not in moved and moved.count(install.CLOCK_BEGIN) == 1
     assert install.edit_clock_block(moved, ()) == install.edit_clock_block(both, ())
     assert "dtparam=i2c_arm_baudrate=400000" in install.edit_clock_block(moved, ())
+
+
+# ------------------------------------------------------------------ the command on the PATH
+
+
+def test_the_command_is_on_the_path(tmp_path):
+    """The build steps type `patchwork-companion ...`: /usr/local/bin (on every user's
+    and root's PATH on Pi OS) links to the venv's entry point."""
+    root = make_root(tmp_path, model="Raspberry Pi 4 Model B Rev 1.5")
+    code, out = run(root, "--dry-run")
+    assert "would link /usr/local/bin/patchwork-companion -> " in out
+    assert not (root / "usr").exists()
+    assert run(root)[0] == 0
+    link = root / "usr/local/bin/patchwork-companion"
+    assert link.is_symlink()
+    assert os.readlink(link) == "/opt/patchwork-companion/venv/bin/patchwork-companion"
+    code, out = run(root)
+    assert code == 0
+    assert "ok  command link" in out
+
+
+def test_a_foreign_file_on_the_command_path_is_never_replaced(tmp_path, capsys):
+    root = make_root(tmp_path)
+    mine = root / "usr/local/bin/patchwork-companion"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("#!/bin/sh\necho mine\n")
+    code, _ = run(root)
+    assert code == 1
+    assert "/usr/local/bin/patchwork-companion exists and is not a link" in capsys.readouterr().err
+    assert mine.read_text() == "#!/bin/sh\necho mine\n"

@@ -6,7 +6,9 @@ and talks the frame protocol of hardware/protocol.md over usb_cdc.data (or the c
 boot.py did not enable the data port). The logic lives in pwsensor/.
 Settings (optional, in settings.toml): PW_SPACES = 54 (Patchwork) or 30
 (Express), PW_ACTIVE_LOW = 1 (hall/reed sensors pull low on a magnet),
-PW_WATCHDOG = 1 (reset the board when the loop hangs for 2 s; 0 while developing).
+PW_WATCHDOG = 1 (reset the board when the loop hangs for 2 s; 0 while developing),
+PW_NO_MUX = 0 (1: the one-space test, one sensor straight on GP6 without a
+multiplexer, read as space 0 only).
 """
 import os
 import time
@@ -32,6 +34,7 @@ def setting(name, default):
 
 SPACES = setting("PW_SPACES", 54)
 ACTIVE_LOW = setting("PW_ACTIVE_LOW", 1) == 1
+NO_MUX = setting("PW_NO_MUX", 0) == 1
 
 
 def output_pin(pin):
@@ -72,7 +75,8 @@ def main():
     port = open_port()
     muxes = (SPACES + 15) // 16
     bank = MuxBank([output_pin(p) for p in SELECT_PINS],
-                   [input_pin(p) for p in COMMON_PINS[:muxes]], SPACES, ACTIVE_LOW)
+                   [input_pin(p) for p in COMMON_PINS[:muxes]], SPACES, ACTIVE_LOW,
+                   no_mux=NO_MUX)
 
     def write(data):
         if port.connected:          # DTR asserted: the host has the port open
