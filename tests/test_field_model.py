@@ -115,3 +115,8 @@ def test_the_command_line(capsys):
     assert "recommended: 6x3 N35" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         fm.main(["--brp", "5", "--bop", "4"])
+
+
+def test_the_template_warns_at_the_models_spacing(results):
+    from firmware_py import template
+    assert template.SPACING_MM == round(fm.recommend(results).spacing, 1)
