@@ -46,6 +46,8 @@ def output_pin(pin):
 def input_pin(pin):
     io = digitalio.DigitalInOut(pin)
     io.direction = digitalio.Direction.INPUT
+    # Pull.DOWN (PW_ACTIVE_LOW = 0) on a Pico 2 (RP2350) needs an external pull-down of
+    # 8.2 kOhm or less per SIG line: erratum RP2350-E9 (README.md, Wiring).
     io.pull = digitalio.Pull.UP if ACTIVE_LOW else digitalio.Pull.DOWN
     return io
 
