@@ -653,7 +653,7 @@ class Installer:
             config_text = self.template()
             driver = self.led_driver(config_text, "the default config")
         plan = self.plan(driver, model)
-        for line in plan.lines():
+        for line in plan.lines(clock_model=model):
             self.out(f"{'plan':>12}  {line}")
         self.step_apt(plan)
 

@@ -146,8 +146,10 @@ class Plan:
         """Every top-level import name the plan supplies."""
         return {name for need in self.needs for name in need.provides}
 
-    def lines(self) -> list[str]:
-        """The plan for ``install --dry-run``: one line per need, then the build tools."""
+    def lines(self, clock_model: str | None = None) -> list[str]:
+        """The plan for ``install --dry-run``: one line per need, the build tools, then
+        the core clock lines for ``clock_model`` (default: the plan's model; the
+        installer passes the detected one, which may be "unknown")."""
         py = f"{self.python[0]}.{self.python[1]}"
         out = [f"{MODEL_NAMES.get(self.model, self.model)}, LED route {self.route}, "
                f"{self.arch}, Python {py}"]
@@ -162,7 +164,7 @@ class Plan:
                        f"{', '.join(n.name for n in builds)} on {self.arch} / Python {py}")
         else:
             out.append("build tools: none (every pip requirement has a wheel here)")
-        out.append(core_clock_line(self.model, self.route))
+        out.append(core_clock_line(clock_model or self.model, self.route))
         return out
 
 

@@ -99,6 +99,8 @@ def test_dry_run_prints_every_step_and_writes_nothing(tmp_path):
             "[pi4] core_freq=500 core_freq_min=500 in /boot/firmware/config.txt").replace(
                 "; [", ", [") in out
     assert snapshot(root) == before
+    plan = next(line for line in out.splitlines() if "config.txt core clock" in line)
+    assert "[pi3]" in plan and "[pi02]" in plan and "[pi4]" in plan   # model unknown: all three
 
 
 def test_dry_run_of_an_empty_root_creates_nothing(tmp_path):

@@ -180,6 +180,7 @@ def test_user_groups_and_state(unit):
     assert one(unit, "Service", "WorkingDirectory") == str(install.STATE_DIR)
     env = dict(v.split("=", 1) for v in values(unit, "Service", "Environment"))
     assert env["LG_WD"] == "/run/patchwork-companion"  # lgpio's pipes: the RuntimeDirectory
+    assert env["BLINKA_SKIP_DEPENDENCY_CHECK"] == "1"  # Blinka never pip-installs into the venv
     assert one(unit, "Service", "RuntimeDirectory") == "patchwork-companion"
     assert one(unit, "Service", "StandardOutput") == "journal"
 
