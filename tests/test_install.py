@@ -188,11 +188,17 @@ def test_existing_config_is_never_overwritten(tmp_path):
     assert not (root / "etc/systemd/system/patchwork-companion.service.d").exists()
 
 
+def put(root: Path, target: str, text: str) -> Path:
+    """A file already in the root before the install: ``target`` holding ``text``."""
+    path = root / target.lstrip("/")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
 def test_invalid_existing_config_stops_the_install(tmp_path):
     root = make_root(tmp_path)
-    config = root / "etc/patchwork-companion/config.toml"
-    config.parent.mkdir(parents=True)
-    config.write_text("backend = \n")
+    put(root, "/etc/patchwork-companion/config.toml", "backend = \n")
     code, _ = run(root)
     assert code == 1
 
@@ -615,9 +621,7 @@ def test_the_command_is_on_the_path(tmp_path):
 
 def test_a_foreign_file_on_the_command_path_is_never_replaced(tmp_path, capsys):
     root = make_root(tmp_path)
-    mine = root / "usr/local/bin/patchwork-companion"
-    mine.parent.mkdir(parents=True)
-    mine.write_text("#!/bin/sh\necho mine\n")
+    mine = put(root, "/usr/local/bin/patchwork-companion", "#!/bin/sh\necho mine\n")
     code, _ = run(root)
     assert code == 1
     assert "/usr/local/bin/patchwork-companion exists and is not a link" in capsys.readouterr().err
