@@ -4,8 +4,11 @@ It reads a *centres file* (TOML) holding the centre of every time-board space
 as measured on the maker's own board, and writes an SVG whose user unit is
 one millimetre and whose width and height are given in ``mm``, so a browser
 or vector program printing at 100 % ("actual size") gives a sheet to tape
-under the board: one numbered mark per space, where its hall sensor (and
-its LED) goes. A 100 mm scale bar checks the print. The centres file::
+under the board: one numbered mark per space, where its hall sensor goes,
+with the sensor's breakout square, a TO-92's pocket and the LED's hole beside
+it, each with its size in the legend. A 100 mm scale bar checks the print.
+:func:`pages` tiles the same marks over A4 or Letter pages at 1:1
+(:mod:`firmware_py.template_pages`). The centres file::
 
     game = "patchwork"        # "patchwork" (54 spaces, 0..53) or "patchwork-express" (30)
     approximate = false       # true prints "APPROXIMATE" across the sheet
