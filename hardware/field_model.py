@@ -37,9 +37,11 @@ face lies on the top layer (glued under the token, flush); a 0.1 mm paper
 replica under the top layer; the hall element 0.7 mm under the package's top
 face (DRV5032 datasheet, "Hall element location"; check yours); tolerance
 +-0.5 mm on every distance; remanence N35 1.17-1.22 T, N42 1.28-1.32 T (the
-grades' ranges); DRV5032FC BOP max 4.8 mT, BRP min 0.5 mT (datasheet,
-magnetic characteristics). Nothing here was measured on a built board:
-bom.md's one-space test checks it on yours.
+grades' ranges); DRV5032FC BOP max 4.8 mT (the datasheet's front page) and
+BRP min 0.5 mT (its magnetic characteristics table; read the current
+datasheet and pass ``--brp`` if yours differs: the release radius depends on
+it). Nothing here was measured on a built board: bom.md's one-space test
+checks it on yours.
 """
 from __future__ import annotations
 
