@@ -68,6 +68,9 @@ BRP_MIN_MT = 0.5
 PUSH_MM = 5.0                 #: how far off the centre a token must still count
 SENSOR_PLACEMENT_MM = 1.0     #: the drilled sensor's own error, added to the push
 TOKEN_HEIGHT_MM = 4.0         #: a time token's height (the stack lifts the top magnet by it)
+#: Centre to centre of two neighbouring spaces for the crosstalk column: about 20 mm on a
+#: Patchwork time board (not measured here; ``--neighbour`` takes yours).
+NEIGHBOUR_MM = 20.0
 #: Layer stack-ups: name -> (top layer mm, plate mm between the top layer and the sensor).
 #: "pocket": the sensor lies in a pocket, flush with the plate's top face;
 #: "under plate": its breakout is glued under the plate, sensor face up against it.
@@ -93,8 +96,10 @@ class Result:
     stacked, same or opposite pole down (nominal); stack_release: release radius
     of a same-pole stack (worst case); spacing: the smallest distance between
     space centres that leaves a neighbour released (``push`` mm towards it, one
-    token or a stack); ok: captures a token ``push`` + sensor placement off
-    the centre.
+    token or a stack); crosstalk / stack_crosstalk: the largest |Bz| (worst
+    case) at the sensor of a neighbour ``neighbour`` mm away with the token (or
+    the stack) within ``push`` mm of its centre; neighbour: that distance; ok: captures a token ``push`` +
+    sensor placement off the centre.
     """
 
     magnet: str
@@ -109,6 +114,9 @@ class Result:
     stack_opposite: float
     stack_release: float
     spacing: float
+    crosstalk: float
+    stack_crosstalk: float
+    neighbour: float
     ok: bool
 
 
@@ -156,7 +164,7 @@ def gap_of(stackup: str) -> float:
 
 def evaluate(magnet: str, grade: str, stackup: str, bop: float = BOP_MAX_MT,
              brp: float = BRP_MIN_MT, push: float = PUSH_MM,
-             token: float = TOKEN_HEIGHT_MM) -> Result:
+             token: float = TOKEN_HEIGHT_MM, neighbour: float = NEIGHBOUR_MM) -> Result:
     """The figures for one magnet (a key of :data:`MAGNETS`), grade (of :data:`GRADES`)
     and stack-up (of :data:`STACKUPS`); thresholds in mT, lengths in mm.
 
@@ -181,8 +189,13 @@ def evaluate(magnet: str, grade: str, stackup: str, bop: float = BOP_MAX_MT,
              + bz(magnet, strong, gap - TOLERANCE_MM, radii, top))
     stack_release = _last_radius_at(stack, radii, brp)
     spacing = push + max(release, stack_release)
+    near = np.abs(radii - neighbour) <= push + STEP_MM / 2
+    single = bz(magnet, strong, gap - TOLERANCE_MM, radii)
+    crosstalk = float(np.abs(single[near]).max())
+    stack_crosstalk = float(np.abs(stack[near]).max())
     return Result(magnet, grade, stackup, round(gap, 2), axis, capture, release, lift, same,
-                  opposite, stack_release, spacing, capture >= push + SENSOR_PLACEMENT_MM)
+                  opposite, stack_release, spacing, crosstalk, stack_crosstalk, neighbour,
+                  capture >= push + SENSOR_PLACEMENT_MM)
 
 
 def evaluate_all(**limits) -> list[Result]:
@@ -215,12 +228,14 @@ def _row(r: Result) -> str:
     return (f"| {r.magnet} {r.grade} | {r.stackup} | {r.gap:.1f} | {r.axis:.0f} | "
             f"{r.capture:.1f}{'' if r.ok else ' (too small)'} | {r.release:.1f} | {r.lift:.1f} | "
             f"{r.stack_same:.0f} / {r.stack_opposite:.0f} | {r.stack_release:.1f} | "
-            f"{r.spacing:.1f} |")
+            f"{r.crosstalk:.2f} / {r.stack_crosstalk:.2f} | {r.spacing:.1f} |")
 
 
-HEADER = ("| Magnet | Stack-up | Gap mm | Bz on axis mT | Capture radius mm | Release radius mm "
-          "| Released when lifted mm | Stack same / opposite pole mT | Stack release radius mm "
-          "| Spacing needed mm |\n|---|---|---|---|---|---|---|---|---|---|")
+def _header(neighbour: float) -> str:
+    return ("| Magnet | Stack-up | Gap mm | Bz on axis mT | Capture radius mm | Release radius mm "
+            "| Released when lifted mm | Stack same / opposite pole mT | Stack release radius mm "
+            f"| At a neighbour {neighbour:g} mm away, token / stack mT | Spacing needed mm |"
+            "\n|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def markdown(results: list[Result] | None = None) -> str:
@@ -240,12 +255,12 @@ def markdown(results: list[Result] | None = None) -> str:
         "",
         f"Every magnet at the recommended stack-up ({best.stackup}):",
         "",
-        HEADER,
+        _header(best.neighbour),
         *(_row(r) for r in same_stack),
         "",
         f"The {best.magnet} {best.grade} at every stack-up:",
         "",
-        HEADER,
+        _header(best.neighbour),
         *(_row(r) for r in same_magnet),
     ]
     return "\n".join(lines) + "\n"
@@ -300,11 +315,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="worst-case (lowest) release point, mT (default %(default)s)")
     parser.add_argument("--token-height", type=float, default=TOKEN_HEIGHT_MM,
                         help="time token's height, mm (default %(default)s)")
+    parser.add_argument("--neighbour", type=float, default=NEIGHBOUR_MM,
+                        help="centre to centre of neighbouring spaces on your board, mm, for "
+                        "the crosstalk figures (default %(default)s; the tables in the docs use it)")
     args = parser.parse_args(argv)
     if not 0 < args.brp < args.bop:
         parser.error(f"--brp ({args.brp}) must be above 0 and below --bop ({args.bop})")
     _need_magpylib()
-    results = evaluate_all(bop=args.bop, brp=args.brp, token=args.token_height)
+    results = evaluate_all(bop=args.bop, brp=args.brp, token=args.token_height,
+                           neighbour=args.neighbour)
     if args.markdown:
         sys.stdout.write(markdown(results))
     else:
@@ -312,7 +331,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{r.magnet:>4} {r.grade} | {r.stackup:<27} | gap {r.gap:4.1f} | "
                   f"axis {r.axis:6.1f} mT | capture {r.capture:4.1f} | release {r.release:4.1f} | "
                   f"lift {r.lift:4.1f} | stack {r.stack_same:6.1f}/{r.stack_opposite:6.1f} mT | "
-                  f"stack release {r.stack_release:4.1f} | spacing {r.spacing:4.1f}"
+                  f"stack release {r.stack_release:4.1f} | neighbour {r.crosstalk:4.2f}/"
+                  f"{r.stack_crosstalk:4.2f} mT | spacing {r.spacing:4.1f}"
                   f"{'' if r.ok else ' | capture too small'}")
         best = recommend(results)
         print(f"recommended: {best.magnet} {best.grade}, {best.stackup}, "

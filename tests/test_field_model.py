@@ -120,3 +120,15 @@ def test_the_command_line(capsys):
 def test_the_template_warns_at_the_models_spacing(results):
     from firmware_py import template
     assert template.SPACING_MM == round(fm.recommend(results).spacing, 1)
+
+
+def test_crosstalk_at_the_neighbour_follows_the_spacing(results):
+    """A neighbour closer than the spacing sees more than the release point; the old
+    build (5 x 2 mm disc, sensor flush under 2 mm) keeps a neighbour 20 mm away on."""
+    for r in results:
+        stays_on = max(r.crosstalk, r.stack_crosstalk) >= fm.BRP_MIN_MT
+        assert stays_on == (r.spacing > r.neighbour + fm.STEP_MM), r
+    old = fm.evaluate("5x2", "N35", "2 mm top, pocket")
+    assert old.crosstalk > fm.BRP_MIN_MT and not old.ok
+    best = fm.recommend(results)
+    assert max(best.crosstalk, best.stack_crosstalk) < fm.BRP_MIN_MT
