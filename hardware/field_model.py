@@ -321,6 +321,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not 0 < args.brp < args.bop:
         parser.error(f"--brp ({args.brp}) must be above 0 and below --bop ({args.bop})")
+    if not 0 <= args.token_height <= 30:
+        parser.error(f"--token-height must be 0..30 mm, got {args.token_height}")
+    if not PUSH_MM < args.neighbour <= REACH_MM - PUSH_MM:
+        parser.error(f"--neighbour must be more than {PUSH_MM:g} and at most "
+                     f"{REACH_MM - PUSH_MM:g} mm, got {args.neighbour}")
     _need_magpylib()
     results = evaluate_all(bop=args.bop, brp=args.brp, token=args.token_height,
                            neighbour=args.neighbour)

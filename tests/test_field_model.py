@@ -113,8 +113,10 @@ def test_the_png_is_drawn(tmp_path, results):
 def test_the_command_line(capsys):
     assert fm.main([]) == 0
     assert "recommended: 6x3 N35" in capsys.readouterr().out
-    with pytest.raises(SystemExit):
-        fm.main(["--brp", "5", "--bop", "4"])
+    for bad in (["--brp", "5", "--bop", "4"], ["--neighbour", "3"], ["--token-height", "-1"]):
+        with pytest.raises(SystemExit):
+            fm.main(bad)
+        assert "must be" in capsys.readouterr().err
 
 
 def test_the_template_warns_at_the_models_spacing(results):
