@@ -12,11 +12,12 @@ Standard library only; no clock, no threads.
 from __future__ import annotations
 
 import os
+import secrets
 import tempfile
 from pathlib import Path
 
-__all__ = ["fsync_dir", "is_temporary", "remove_temporaries", "write_durably", "write_in_ram",
-           "write_text_durably"]
+__all__ = ["fsync_dir", "is_temporary", "remove_temporaries", "replace_symlink", "write_durably",
+           "write_in_ram", "write_text_durably"]
 
 
 def fsync_dir(path: str | os.PathLike) -> None:
@@ -73,6 +74,32 @@ def _replace(target: Path, data: bytes, mode: int, durable: bool) -> None:
         raise
     if durable:
         fsync_dir(target.parent)
+
+
+def replace_symlink(path: str | os.PathLike, target: str, durable: bool = True) -> None:
+    """Make ``path`` a symbolic link to ``target`` in one step: a new link under a unique
+    temporary name (``.<name>.<random>.tmp``) in the same folder, renamed over ``path``
+    (a reader finds the old link or the new one, never none), then the folder fsynced
+    unless ``durable`` is False (a link in RAM). On any error the temporary link is
+    removed and the error re-raised. Raises OSError (e.g. IsADirectoryError)."""
+    path = Path(path)
+    while True:
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            os.symlink(target, tmp)
+            break
+        except FileExistsError:
+            continue
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    if durable:
+        fsync_dir(path.parent)
 
 
 def is_temporary(name: str) -> bool:
