@@ -65,15 +65,10 @@ def _replace(target: Path, data: bytes, mode: int, durable: bool) -> None:
                 os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, target)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _discard(tmp)
         raise
-    if durable:
-        fsync_dir(target.parent)
+    _rename_into(tmp, target, durable)
 
 
 def replace_symlink(path: str | os.PathLike, target: str, durable: bool = True) -> None:
@@ -90,16 +85,25 @@ def replace_symlink(path: str | os.PathLike, target: str, durable: bool = True) 
             break
         except FileExistsError:
             continue
+    _rename_into(tmp, path, durable)
+
+
+def _rename_into(tmp: str | Path, target: Path, durable: bool) -> None:
+    """Rename ``tmp`` over ``target`` (``tmp`` removed if that fails), then fsync the folder."""
     try:
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _discard(tmp)
         raise
     if durable:
-        fsync_dir(path.parent)
+        fsync_dir(target.parent)
+
+
+def _discard(tmp: str | Path) -> None:
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
 
 
 def is_temporary(name: str) -> bool:
