@@ -154,6 +154,13 @@ def test_the_history_command_rebuilds_nothing_when_index_and_records_agree(tmp_p
     (folder / "records" / "g0.json").unlink()
     assert history.disagreement() == "1 row has no record file"
     assert "rebuilt" in history.reconcile() and rows(folder) == []
+    history.file("g1", PATCHWORK)
+    for suffix in ("", "-wal", "-shm"):
+        (folder / f"history.sqlite3{suffix}").unlink(missing_ok=True)
+    assert history.disagreement() == "the index is missing, with 1 saved games"
+    assert "1 games indexed" in history.reconcile() and rows(folder) == ["g1"]
+    empty = History(tmp_path / "empty")
+    assert empty.reconcile() == "" and not empty.db_path.exists()   # nothing made for nothing
 
 
 def test_history_and_stats_rebuild_an_index_that_lost_rows_and_say_so(tmp_path, capsys):

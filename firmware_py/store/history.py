@@ -179,6 +179,8 @@ class History:
         (not a valid record) are not counted. Raises sqlite3.Error, OSError."""
         files = {p.stem for p in self.records.glob("*.json")} if self.records.is_dir() else set()
         files -= self._unindexable
+        if not self.db_path.exists():               # not made here when nothing is to go in
+            return f"the index is missing, with {len(files)} saved games" if files else ""
         with self.index() as index:
             rows = {r[0] for r in index.db.execute("SELECT id FROM games")}
         missing, extra = len(files - rows), len(rows - files)
