@@ -157,8 +157,8 @@ def test_the_history_command_rebuilds_nothing_when_index_and_records_agree(tmp_p
     history.file("g1", PATCHWORK)
     for suffix in ("", "-wal", "-shm"):
         (folder / f"history.sqlite3{suffix}").unlink(missing_ok=True)
-    assert history.disagreement() == "the index is missing, with 1 saved games"
-    assert "1 games indexed" in history.reconcile() and rows(folder) == ["g1"]
+    assert history.disagreement() == "the index is missing, with 1 game saved"
+    assert "1 game indexed" in history.reconcile() and rows(folder) == ["g1"]
     empty = History(tmp_path / "empty")
     assert empty.reconcile() == "" and not empty.db_path.exists()   # nothing made for nothing
 

@@ -180,7 +180,7 @@ class History:
         files = {p.stem for p in self.records.glob("*.json")} if self.records.is_dir() else set()
         files -= self._unindexable
         if not self.db_path.exists():               # not made here when nothing is to go in
-            return f"the index is missing, with {len(files)} saved games" if files else ""
+            return f"the index is missing, with {_games(len(files))} saved" if files else ""
         with self.index() as index:
             rows = {r[0] for r in index.db.execute("SELECT id FROM games")}
         missing, extra = len(files - rows), len(rows - files)
@@ -200,7 +200,7 @@ class History:
             return ""
         report = self.rebuild()
         text = (f"{self.db_path}: {why} (deleted, emptied or restored from an old copy?); "
-                f"rebuilt from {self.records}: {report.games} games indexed")
+                f"rebuilt from {self.records}: {_games(report.games)} indexed")
         if report.skipped:
             text += f", {len(report.skipped)} records skipped ({report.skipped[0][0]}: " \
                     f"{report.skipped[0][1]})"
@@ -284,6 +284,11 @@ class History:
             path = self.db_path.with_name(self.db_path.name + suffix)
             if path.exists():
                 os.replace(path, path.with_name(path.name + ".corrupt"))
+
+
+def _games(n: int) -> str:
+    """"1 game", "4 games"."""
+    return f"{n} game{'s' if n != 1 else ''}"
 
 
 def _damaged(exc: sqlite3.Error) -> bool:
