@@ -151,7 +151,6 @@ if sys.argv[2] != "-":
 
 def restore_cases(games: int) -> None:
     """Peak memory of restoring each case of backup (each at most 10 MB)."""
-    import io
     import gzip
     from firmware_py.rules import dumps_record
     from firmware_py.store import History

@@ -26,7 +26,6 @@ and the maker's button presses in, the next :class:`Ask` out.
 """
 from __future__ import annotations
 
-import os
 import queue
 import sys
 import textwrap

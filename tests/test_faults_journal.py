@@ -26,7 +26,6 @@ from pathlib import Path
 import pytest
 
 from firmware_py.cli import main
-from firmware_py.companion import journal as J
 from firmware_py.companion.journal import Journal
 from firmware_py.rules import parse_record, replay, untracked_copy
 from firmware_py.keeper import RETRY_S

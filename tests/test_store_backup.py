@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
-import io
 import json
-import tarfile
 import tracemalloc
 
 import pytest
