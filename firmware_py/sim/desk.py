@@ -73,6 +73,10 @@ class Desk:
             raise GestureError(f"no gesture {kind!r}; known: {', '.join(sorted(self._gestures))}")
         return gesture(arg)
 
+    def kinds(self) -> tuple[str, ...]:
+        """The gestures :meth:`act` knows."""
+        return tuple(self._gestures)
+
     # ----- buttons ------------------------------------------------------------------------
     def press(self, button) -> Said:
         """A short press of ``button`` ("next", "ok", "back") on its mock pin."""

@@ -62,11 +62,12 @@ class Table:
 
 
 def open_table(cfg: dict, folder: str | Path, seed: int | None = None,
-               feed: str | Path | None = None, names: str | Path | None = None) -> Table:
+               feed: str | Path | None = None, names: str | Path | None = None,
+               planner=None) -> Table:
     """Start the companion on ``cfg`` (backend forced to "sim") with its journal in
     ``folder``; ``seed`` makes the dealt circle repeatable; ``feed``: publish the live
     feed there (for ``patchwork-companion web``), or None; ``names``: the file of player
-    names offered at setup, or None."""
+    names offered at setup, or None; ``planner``: the box's search (None: the default)."""
     from ..app import start_companion
     cfg = {**cfg, "": {**cfg[""], "backend": "sim"}}
     tap = FrameTap()
@@ -74,7 +75,7 @@ def open_table(cfg: dict, folder: str | Path, seed: int | None = None,
     folder.mkdir(parents=True, exist_ok=True)
     companion = start_companion(cfg, folder=folder, deal=_seeded_deal(seed),
                                 on_oled_frame=tap.on_oled, on_led_frame=tap.on_leds, feed=feed,
-                                names=names)
+                                names=names, planner=planner)
     return Table(companion, tap, folder)
 
 

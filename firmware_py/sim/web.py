@@ -48,6 +48,7 @@ WEB_GESTURES = {"slide": "{colour, to}", "lift_token": "colour", "place": "space
                 "knock": "colour"}
 
 SIM = web.AppKey("sim", object)
+REFRESHER = web.AppKey("refresher", asyncio.Task)
 
 
 class WebTable:
@@ -64,6 +65,7 @@ class WebTable:
         self.message = ""
         self.message_until = 0.0
         self.changed = asyncio.Event()
+        self.acts = 0               #: gestures carried out so far
         self._errors: list[str] = []
 
     def _error(self, text: str) -> None:
@@ -100,7 +102,11 @@ class WebTable:
             kind, arg = _key(request["key"])
         else:
             kind, arg = request.get("kind"), request.get("arg")
+        if kind not in WEB_GESTURES and kind not in self.desk.kinds():
+            raise GestureError(f"no gesture {kind!r}; known: "
+                               f"{', '.join(sorted([*WEB_GESTURES, *self.desk.kinds()]))}")
         said = self._web_gesture(kind, arg) if kind in WEB_GESTURES else self.desk.act(kind, arg)
+        self.acts += 1
         self.say(said)
         return said[0] if said else ""
 
@@ -302,11 +308,11 @@ def make_app(table, guard: HostGuard) -> web.Application:
         app[SIM] = sim
         sim.desk.tidy_board()
         sim.refresh()
-        app["refresher"] = asyncio.get_running_loop().create_task(_refresh_forever(sim))
+        app[REFRESHER] = asyncio.get_running_loop().create_task(_refresh_forever(sim))
 
     async def stop(app):
         """Stop refreshing, end the streams, let the hands finish."""
-        app["refresher"].cancel()
+        app[REFRESHER].cancel()
         sim = app[SIM]
         sim.changed.set()
         await asyncio.get_running_loop().run_in_executor(None, sim.close)

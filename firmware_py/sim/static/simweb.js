@@ -205,7 +205,7 @@
         if (space !== null && space !== d.from) {
           send({kind: "slide", arg: {colour: d.colour, to: space}});
         }
-      } else if (selected && selected !== d.colour && space !== null) {
+      } else if ((st.held || (selected && selected !== d.colour)) && space !== null) {
         tapSpace(space);                      // onto the other token's space
       } else {
         selected = selected === d.colour ? "" : d.colour;
