@@ -197,25 +197,27 @@ def snapshot(sim: WebTable, status) -> dict:
 
 _WORDS = (("n", "NEXT"), ("o", "OK"), ("b", "BACK"), ("B (hold BACK)", "hold BACK"),
           ("o (Enter)", "OK"), ("arrows slide, l lifts", "drag it, or tap it and then a space"),
-          ("d (or Space) sets it down", "tap a space to set it down"), ("arrows aim, ", ""),
+          ("arrows aim, d (or Space) sets it down", "tap a space to set it down"),
           ("  ? = help", ""), ("r tidies up", "Tidy puts them back"),
           ("hold with N, O (menu), B (undo)", "hold OK: the menu, hold BACK: undo"))
 
 
 def web_hint(status, hand) -> str:
     """The terminal simulator's hint line (:func:`~firmware_py.sim.words.hint`) in the
-    page's words: NEXT/OK/BACK for n/o/b, dragging and tapping for the arrow keys."""
-    text = hint(status.mode, status.screen.kind, status.lights.active,
-                HandView(hand.hand, hand.held, hand.cursor),
+    page's words: NEXT/OK/BACK for n/o/b, dragging and tapping for the arrow keys; the
+    token of the player to move is the one in hand (on the page any token is a tap away)."""
+    active = status.lights.active
+    text = hint(status.mode, status.screen.kind, active,      # any token is a tap away
+                HandView(active or hand.hand, hand.held, hand.cursor),
                 min(status.lights.targets, default=None))
     for said, shown in sorted(_WORDS, key=lambda pair: -len(pair[0])):
         text = _swap(text, said, shown)
-    return text.replace(" (press g to take green's)", "").replace(" (press y to take yellow's)", "")
+    return text
 
 
 def _swap(text: str, said: str, shown: str) -> str:
     """Replace ``said`` where it stands as a word of its own (one-letter keys)."""
-    return re.sub(rf"(?<![\w(]){re.escape(said)}(?![\w)])", shown, text)
+    return re.sub(rf"(?<!\w){re.escape(said)}(?!\w)", shown, text)
 
 
 # ----------------------------------------------------------------------------- handlers

@@ -21,7 +21,10 @@
     })).catch(() => say("the simulator is not answering"));
   }
 
+  let local = {text: "", until: 0};  // a line of the page's own (a refused gesture)
+
   function say(text) {
+    local = {text: text, until: Date.now() + 4000};
     $("said").textContent = text;
   }
 
@@ -46,7 +49,7 @@
 
   function columns(spaces) {
     const width = $("board").clientWidth || 360;
-    const fit = Math.max(6, Math.min(18, Math.floor(width / 44)));
+    const fit = Math.max(6, Math.min(18, Math.floor(width / 42)));
     const rows = Math.ceil(spaces / fit);
     return Math.ceil(spaces / rows);
   }
@@ -108,7 +111,7 @@
     $("hint").textContent = st.held ? "The " + st.held + " token is in the air: tap a space to set it down."
       : selected ? "The " + selected + " token is chosen: tap a space to move it there."
         : st.hint;
-    if (st.said) { say(st.said); }
+    $("said").textContent = st.said || (Date.now() < local.until ? local.text : "");
     for (const btn of document.querySelectorAll(".btn")) {
       btn.classList.toggle("down", st.down === btn.dataset.button);
     }
