@@ -568,3 +568,42 @@ def test_sim_web_cli_refuses_address_without_web(capsys):
     assert main(["sim", "--address", "0.0.0.0"]) == 2
     assert "--address and --port go with --web" in capsys.readouterr().err
 
+
+
+def test_the_command_serves_the_page_without_textual_and_stops_on_ctrl_c(tmp_path):
+    """``sim --web`` as a person runs it, with textual and rich missing: it prints the
+    address, serves the table, and Ctrl-C stops it in order (the journal kept)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    config = tmp_path / "fast.toml"
+    config.write_text('backend = "sim"\n[buttons]\nhold_seconds = 0.5\n')
+    code = ("import sys; sys.modules['textual'] = None; sys.modules['rich'] = None\n"
+            "from firmware_py.cli import main\n"
+            f"sys.exit(main(['sim', '--web', '--port', '0', '--config', {str(config)!r}, "
+            f"'--out', {str(tmp_path / 'journal')!r}]))\n")
+    repo = Path(__file__).resolve().parent.parent
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(repo),
+                                 "XDG_STATE_HOME": str(tmp_path), "XDG_RUNTIME_DIR": str(tmp_path)})
+    try:
+        line = ""
+        deadline = time.monotonic() + 60
+        while "http://" not in line and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            assert line or proc.poll() is None, proc.stderr.read()
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line).group(0)
+        state = _until(lambda: json.loads(_request(url + "state")[1]).get("oled") and
+                       json.loads(_request(url + "state")[1]), "the first frame")
+        assert state["mode"] == "setup_game"
+        assert _request(url + "state", headers={"Host": "evil.example"})[0] == 421
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert "journal kept in" in out and "Traceback" not in err
