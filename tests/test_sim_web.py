@@ -23,12 +23,13 @@ import pytest
 
 from firmware_py.companion import intents
 from firmware_py.config import validate
-from firmware_py.rules import ADVANCE, Buy, legal_actions, parse_record
+from firmware_py.rules import parse_record
 from firmware_py.sim.desk import Desk
 from firmware_py.sim.hands import DriveError, Hands
 from firmware_py.sim.table import open_table
 from firmware_py.sim.web import SIM, make_app, static_size
 from firmware_py.web.hosts import HostGuard
+from test_sim_tui import _policy
 from web_helpers import ServerThread, chromium, screenshot
 
 FAST = {"buttons": {"hold_seconds": 0.5}, "sensor": {"stable_ms": 60, "guidance_seconds": 1.0},
@@ -127,15 +128,6 @@ def test_the_first_load_is_small_and_self_contained():
 
 
 # -------------------------------------------------------------- one game, two ways to play
-def _policy(state):
-    """Buy the affordable patch that moves furthest; else advance."""
-    legal = set(legal_actions(state))
-    buys = [a for a in intents.turn_options(state) if isinstance(a, Buy) and a in legal]
-    if buys:
-        return max(buys, key=lambda a: state.spec.patches[a.patch].time)
-    return ADVANCE
-
-
 class DeskHands:
     """The moves made through :class:`Desk`, as the terminal simulator's keys make them."""
 
@@ -160,22 +152,20 @@ class DeskHands:
         self.log.append(("move", colour, start, to, how))
         hand = self.desk.hand
         hand.last_space = self.hands.status().lights.last_space
-        self.desk.pick(colour)
         if how == "lift":
+            self.desk.pick(colour)
             self.desk.lift()
             hand.aim(to)
             self.desk.down()
         else:
-            self.desk.step(to - start)
-            hand.let_go()
+            assert hand.pos[colour] == start
+            self.desk.slide(colour, to)
         self._idle()
 
     def knock(self, colour: str) -> None:
         """Bump ``colour``'s token onto the next space."""
         self.log.append(("knock", colour))
-        self.desk.pick(colour)
-        self.desk.step(1)
-        self.desk.hand.let_go()
+        self.desk.slide(colour, self.desk.hand.pos[colour] + 1)
         self._idle()
 
     def tidy(self) -> None:

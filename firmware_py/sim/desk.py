@@ -106,6 +106,19 @@ class Desk:
         self.hand.step(delta)
         return None
 
+    def slide(self, colour, to: int) -> Said:
+        """Take the ``colour`` token and slide it to space ``to`` (clamped to the board),
+        then let go: the sensor sees it pass every space between."""
+        said = self.pick(colour)
+        if said:
+            return said
+        here = self.hand.pos[colour]
+        if here is None:
+            return (f"the {colour} token is in the air: set it down first", 3.0)
+        self.step(to - here)
+        self.hand.let_go()
+        return None
+
     def jump(self, where) -> Said:
         """Home/End: aim the token in the air at the first or last space."""
         if where not in ("home", "end"):

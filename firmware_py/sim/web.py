@@ -116,16 +116,7 @@ class WebTable:
         if kind == "slide":
             if not isinstance(arg, dict):
                 raise GestureError("slide takes {colour, to}")
-            colour, to = arg.get("colour"), _space(arg.get("to"), hand.last_space)
-            said = desk.pick(colour)
-            if said:
-                return said
-            here = hand.pos[colour]
-            if here is None:
-                return (f"the {colour} token is in the air: tap a space to set it down", 3.0)
-            desk.step(to - here)
-            hand.let_go()                     # the finger left the screen: the hand lets go
-            return None
+            return desk.slide(arg.get("colour"), _space(arg.get("to"), hand.last_space))
         if kind == "lift_token":
             return desk.pick(arg) or desk.lift()
         if kind == "place":
@@ -135,15 +126,10 @@ class WebTable:
             hand.aim(space)
             return desk.down()
         # knock: the token is bumped onto the next space (the previous one at the end)
-        said = desk.pick(arg)
-        if said:
-            return said
-        here = hand.pos[arg]
-        if here is None:
-            return (f"the {arg} token is in the air", 3.0)
-        desk.step(1 if here < hand.last_space else -1)
-        hand.let_go()
-        return (f"the {arg} token was knocked onto the next space", 3.0)
+        here = hand.pos.get(arg) if isinstance(arg, str) else None
+        bump = 1 if here is None or here < hand.last_space else -1
+        return (desk.slide(arg, (here or 0) + bump)
+                or (f"the {arg} token was knocked onto the next space", 3.0))
 
     def close(self) -> None:
         """Let the hands finish."""
