@@ -597,3 +597,121 @@ def test_the_command_serves_the_page_without_textual_and_stops_on_ctrl_c(tmp_pat
             proc.communicate()
     assert proc.returncode == 0, err
     assert "journal kept in" in out and "Traceback" not in err
+
+
+@needs_chromium
+def test_the_other_screens_on_a_phone(tmp_path, phone):
+    """The setup questions, a move made first and confirmed, and the menu's screens
+    (7x7 tile, correct buttons, end the game, ask the box), each looked at on a
+    390 px phone and left with the buttons."""
+    from firmware_py.ai.table import planner
+    table = open_table(validate(FAST), tmp_path / "journal", seed=5,
+                       planner=planner(iterations=40))
+    try:
+        with ServerThread(make_app(table, LOOPBACK)) as server:
+            phone.get(server.url + "/")
+            page = PageHands(phone, server, table)
+            page.tap("#start")
+            h = page.hands
+            for mode, index in (("setup_game", 0), ("setup_board", 1), ("setup_players", 0),
+                                ("setup_first", 1), ("setup_layout", 1)):
+                h.wait(lambda s, m=mode: s.mode == m, mode)
+                page.seen(mode)
+                _choose(page, index)               # Patchwork, revised, two, Yellow, free
+            h.wait(lambda s: s.mode == "turn", "the first turn")
+            page.move("yellow", 0, 1, "slide")     # moved first: the box asks which move
+            status = h.wait(lambda s: s.mode == "confirm" or s.turns > 0, "the move")
+            if status.mode == "confirm":
+                page.seen("confirm")
+                page.button("press", "ok")
+            h.wait(lambda s: s.mode == "turn" and s.turns == 1, "green's turn")
+
+            def from_menu(item: str, mode: str) -> None:
+                page.button("hold", "ok")
+                h.wait(lambda s: s.mode == "menu", "the menu")
+                _choose(page, h.service.call(h.service.ui.menu_items).index(item))
+                h.wait(lambda s: s.mode == mode, mode, timeout=30)
+                page.seen(mode)
+            from_menu("Claim 7x7 tile", "claim")
+            page.button("press", "back")
+            h.wait(lambda s: s.mode == "turn", "the claim cancelled")
+            from_menu("Correct buttons", "correct_who")
+            page.button("press", "ok")
+            h.wait(lambda s: s.mode == "correct_amount", "the amount")
+            page.seen("correct_amount")
+            page.button("press", "ok")             # the count as it was
+            h.wait(lambda s: s.mode == "turn", "the count kept")
+            from_menu("End game now", "end_confirm")
+            page.button("press", "ok")             # No (the cursor starts there)
+            h.wait(lambda s: s.mode == "turn", "the game going on")
+            from_menu("Ask the box", "hint")
+            page.button("press", "back")
+            h.wait(lambda s: s.mode == "turn", "back from the box's advice")
+            errors = [e for e in phone.get_log("browser") if e["level"] == "SEVERE"]
+    finally:
+        table.close()
+    assert errors == []
+    assert {"setup_board", "setup_players", "setup_first", "setup_layout", "claim",
+            "correct_who", "correct_amount", "end_confirm", "hint"} <= set(page.shots)
+    assert table.companion.service.status.state.players[1].position == 1
+
+
+def _box_game(page) -> str:
+    """Express against the box (easy), the person green and first: the person's turns
+    chosen with NEXT/OK and the token tapped to its space, the box's carried out by
+    dragging its yellow token to the space its screen names. Returns the record's path."""
+    from firmware_py.companion.ui import PLAYERS
+    h = page.hands
+    h.wait(lambda s: s.mode == "setup_game", "the game question")
+    _choose(page, 1)                                         # Express
+    h.wait(lambda s: s.mode == "setup_players", "who plays")
+    _choose(page, [level for level, _ in PLAYERS].index("easy"))
+    _choose(page, 0)                                         # you (green) start
+    h.wait(lambda s: s.mode == "setup_layout", "the circle question")
+    _choose(page, 0)
+    while h.wait(lambda s: s.mode in ("deal", "turn"), "the deal").mode == "deal":
+        page.button("press", "ok")
+    for _ in range(200):
+        status = h.wait(lambda s: s.mode in ("turn", "end", "leather")
+                        or (s.mode == "box" and s.screen.kind == "box"), "a turn", timeout=60)
+        turns, tokens = status.turns, dict(status.lights.tokens)
+        if status.mode == "end":
+            return status.saved_to
+        if status.mode == "leather":
+            page.button("press", "ok")
+            h.wait(lambda s: s.mode != "leather", "the leather patch placed")
+            continue
+        if status.mode == "box":
+            page.seen("box")
+            goal = next(int(m.group(1)) for m in (re.match(r"^Yellow to (\d+)$", line)
+                                                  for line in status.screen.lines) if m)
+            page.move("yellow", tokens["yellow"], goal, "slide")
+        else:
+            cards = status.screen.patches
+            buyable = [i for i, card in enumerate(cards) if card.buyable]
+            _choose(page, (buyable[-1] if buyable else len(cards)) + 1)
+            lit = h.wait(lambda s: len(s.lights.targets) == 1, "the lit space").lights
+            page.move("green", tokens["green"], next(iter(lit.targets)), "tap")
+        h.wait(lambda s: s.turns > turns or s.mode == "end", "the move to be taken")
+    raise DriveError("no end after 200 turns")
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_a_whole_game_against_the_box_on_a_phone(tmp_path, phone):
+    from firmware_py.ai.table import planner
+    table = open_table(validate(FAST), tmp_path / "journal", seed=2,
+                       planner=planner(iterations=40))
+    try:
+        with ServerThread(make_app(table, LOOPBACK)) as server:
+            phone.get(server.url + "/")
+            page = PageHands(phone, server, table)
+            page.tap("#start")
+            saved = _box_game(page)
+    finally:
+        table.close()
+    record = parse_record(Path(saved).read_text())
+    assert record.game == "patchwork-express" and record.result is not None
+    assert "Box" in record.players and record.meta["box_quilt"]["level"] == "easy"
+    assert Path(saved).parent.parent == tmp_path / "journal"
+    assert "box" in page.shots

@@ -262,7 +262,7 @@
   function start() {
     for (const btn of document.querySelectorAll(".btn")) { wireButton(btn); }
     for (const btn of document.querySelectorAll("[data-tool]")) {
-      btn.addEventListener("click", () => tool(btn.dataset.tool));
+      btn.addEventListener("click", () => { btn.blur(); tool(btn.dataset.tool); });
     }
     const board = $("board");
     board.addEventListener("pointerdown", boardDown);
