@@ -89,18 +89,30 @@
       cell.style.color = dark ? "" : ink(colour);
       cell.classList.toggle("dark", dark);
       cell.querySelector(".m").textContent = income.has(s) ? "$" : leather.has(s) ? "L" : "";
-      let chips = "";
-      for (const c of ["green", "yellow"]) {
-        if (st.tokens[c] === s) {
-          const cls = "tok " + c + (selected === c ? " chosen" : "") + (st.hand === c ? " hand" : "");
-          chips += '<span class="' + cls + '" data-colour="' + c + '">' + c[0].toUpperCase() + "</span>";
-        } else if (st.held === c && st.cursor === s) {
-          chips += '<span class="tok air ' + c + '" data-colour="' + c + '">' + c[0] + "</span>";
-        }
-      }
-      const chipBox = cell.querySelector(".chips");
-      if (chipBox.innerHTML !== chips) { chipBox.innerHTML = chips; }
     }
+    for (const c of ["green", "yellow"]) { placeToken(c); }
+  }
+
+  // one element per token, moved from space to space (never redrawn under a finger)
+  const tokenEls = {};
+
+  function placeToken(c) {
+    let el = tokenEls[c];
+    if (!el) {
+      el = tokenEls[c] = document.createElement("span");
+      el.dataset.colour = c;
+    }
+    const air = st.held === c;
+    const space = air ? st.cursor : st.tokens[c];
+    const cell = space === null || space === undefined ? null
+      : $("board").querySelector('.cell[data-space="' + space + '"] .chips');
+    const cls = "tok " + c + (air ? " air" : "") + (selected === c ? " chosen" : "")
+      + (!air && st.hand === c ? " hand" : "");
+    if (el.className !== cls) { el.className = cls; }
+    const letter = air ? c[0] : c[0].toUpperCase();
+    if (el.textContent !== letter) { el.textContent = letter; }
+    if (!cell) { el.remove(); return; }
+    if (el.parentNode !== cell) { if (c === "green") { cell.prepend(el); } else { cell.appendChild(el); } }
   }
 
   function draw() {
