@@ -414,6 +414,16 @@ def _record(path: str) -> dict:
     return data
 
 
+def _in_history(folder: Path, saved: str) -> None:
+    """The game saved at ``saved`` is in the history of ``folder`` (its index too)."""
+    from firmware_py.store import History
+    index = History(folder).index()
+    try:
+        assert index.has(Path(saved).stem) and index.count() == 1
+    finally:
+        index.close()
+
+
 @pytest.fixture
 def phone():
     driver, profile = chromium()
@@ -461,7 +471,7 @@ def test_a_whole_game_on_a_phone_ends_as_through_the_terminal_simulators_hands(t
     page_record, desk_record = _record(page_saved), _record(desk_saved)
     assert page_record["game"] == "patchwork-express" and page_record["result"]
     assert page_record == desk_record
-    assert Path(page_saved).parent.parent == tmp_path / "page"   # in the table's history
+    _in_history(tmp_path / "page", page_saved)
 
 
 def _keys(driver, text: str) -> None:
@@ -735,5 +745,15 @@ def test_a_whole_game_against_the_box_on_a_phone(tmp_path, phone):
     record = parse_record(Path(saved).read_text())
     assert record.game == "patchwork-express" and record.result is not None
     assert "Box" in record.players and record.meta["box_quilt"]["level"] == "easy"
-    assert Path(saved).parent.parent == tmp_path / "journal"
+    _in_history(tmp_path / "journal", saved)
     assert "box" in page.shots
+
+
+def test_the_page_is_announced_by_names_a_phone_can_open():
+    from firmware_py.sim.web import page_names
+    names = frozenset({"localhost", "127.0.0.1", "::1", "tablebox", "tablebox.local",
+                       "192.168.1.20", "127.0.1.1", "fe80::1"})
+    assert page_names("0.0.0.0", names) == ["tablebox.local", "192.168.1.20"]
+    assert page_names("192.168.1.20", names) == ["192.168.1.20"]
+    assert page_names("::1", names) == ["[::1]"]
+    assert page_names("::", frozenset({"localhost", "::1"})) == ["localhost"]

@@ -324,9 +324,7 @@ def serve(table, address: str, port: int, announce=print) -> int:
     Returns the exit status (1 when the address cannot be listened on)."""
     guard = HostGuard.for_address(address, port or None)
     app = make_app(table, guard)
-    shown = f"[{address}]" if ":" in address else address
-    if address in ("0.0.0.0", "::"):
-        shown = next((n for n in sorted(guard.names) if n.endswith(".local")), "localhost")
+    shown = page_names(address, guard.names)
 
     async def main():
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0, handle_signals=True)
@@ -335,8 +333,8 @@ def serve(table, address: str, port: int, announce=print) -> int:
             site = web.TCPSite(runner, address, port)
             await site.start()
             real = site._server.sockets[0].getsockname()[1]
-            announce(f"the simulated table: http://{shown}:{real}/  "
-                     "(Ctrl-C stops; the game is kept)")
+            urls = " or ".join(f"http://{name}:{real}/" for name in shown)
+            announce(f"the simulated table: {urls}  (Ctrl-C stops; the game is kept)")
             await asyncio.Event().wait()
         finally:
             await runner.cleanup()
@@ -349,6 +347,18 @@ def serve(table, address: str, port: int, announce=print) -> int:
         announce(f"cannot listen on {address} port {port}: {exc.strerror or exc}")
         return 1
     return 0
+
+
+def page_names(address: str, names: frozenset[str]) -> list[str]:
+    """The names to open the page by, as a URL's host part: ``address`` itself; for a
+    wildcard (0.0.0.0, ::), the ``.local`` name and the IPv4 addresses of ``names`` that
+    are not loopback (a phone without mDNS needs the address), or "localhost"."""
+    if address not in ("0.0.0.0", "::"):
+        return [f"[{address}]" if ":" in address else address]
+    local = sorted(n for n in names if n.endswith(".local"))
+    ips = sorted(n for n in names if re.fullmatch(r"\d+\.\d+\.\d+\.\d+", n)
+                 and not n.startswith("127."))
+    return (local + ips) or ["localhost"]
 
 
 def static_size() -> int:
