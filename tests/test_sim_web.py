@@ -11,6 +11,7 @@ Screenshots go to ``test-screenshots/`` (``simweb-*.png``).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -434,28 +435,40 @@ def phone():
     shutil.rmtree(profile, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def _phone_page(phone, folder: Path, seed: int, box: bool = False):
+    """A table in ``folder`` (``seed`` deals; ``box``: a quick search for the box), its page
+    open on ``phone`` past the first screen; yields its :class:`PageHands`. A failure
+    leaves ``simweb-phone-failure.png`` and what the hands and the page last did."""
+    from firmware_py.ai.table import planner
+    table = open_table(validate(FAST), folder, seed=seed,
+                       planner=planner(iterations=40) if box else None)
+    try:
+        with ServerThread(make_app(table, LOOPBACK)) as server:
+            phone.get(server.url + "/")
+            page = PageHands(phone, server, table)
+            page._el("#start")
+            screenshot(phone, "simweb-phone-intro")
+            page.tap("#start")
+            try:
+                yield page
+            except (AssertionError, DriveError):
+                screenshot(phone, "simweb-phone-failure")
+                print(page.log[-10:], page.hands.status().lights, page.sim.desk.hand.pos,
+                      phone.get_log("browser"))
+                raise
+    finally:
+        table.close()
+
+
 @pytest.mark.slow
 @needs_chromium
 def test_a_whole_game_on_a_phone_ends_as_through_the_terminal_simulators_hands(tmp_path, phone):
-    page_table = open_table(validate(FAST), tmp_path / "page", seed=7)
-    try:
-        with ServerThread(make_app(page_table, LOOPBACK)) as server:
-            phone.get(server.url + "/")
-            assert phone.execute_script("return window.innerWidth") == 390
-            screenshot(phone, "simweb-phone-intro")
-            page = PageHands(phone, server, page_table)
-            page.tap("#start")
-            try:
-                page_saved = play_express(page)
-            except (AssertionError, DriveError):
-                screenshot(phone, "simweb-phone-failure")
-                print("hand", server.app[SIM].desk.hand.pos, "status", page.hands.status().lights,
-                      page.log[-12:])
-                raise
-            width = phone.execute_script("return document.documentElement.scrollWidth")
-            errors = [e for e in phone.get_log("browser") if e["level"] == "SEVERE"]
-    finally:
-        page_table.close()
+    with _phone_page(phone, tmp_path / "page", 7) as page:
+        assert phone.execute_script("return window.innerWidth") == 390
+        page_saved = play_express(page)
+        width = phone.execute_script("return document.documentElement.scrollWidth")
+        errors = [e for e in phone.get_log("browser") if e["level"] == "SEVERE"]
     assert width <= 390 and errors == []
     assert {"setup", "deal", "turn", "mismatch", "menu", "undone", "end"} <= set(page.shots)
     desk_table = open_table(validate(FAST), tmp_path / "desk", seed=7)
@@ -627,56 +640,48 @@ def test_the_other_screens_on_a_phone(tmp_path, phone):
     """The setup questions, a move made first and confirmed, and the menu's screens
     (7x7 tile, correct buttons, end the game, ask the box), each looked at on a
     390 px phone and left with the buttons."""
-    from firmware_py.ai.table import planner
-    table = open_table(validate(FAST), tmp_path / "journal", seed=5,
-                       planner=planner(iterations=40))
-    try:
-        with ServerThread(make_app(table, LOOPBACK)) as server:
-            phone.get(server.url + "/")
-            page = PageHands(phone, server, table)
-            page.tap("#start")
-            h = page.hands
-            for mode, index in (("setup_game", 0), ("setup_board", 1), ("setup_players", 0),
-                                ("setup_first", 1), ("setup_layout", 1)):
-                h.wait(lambda s, m=mode: s.mode == m, mode)
-                page.seen(mode)
-                _choose(page, index)               # Patchwork, revised, two, Yellow, free
-            h.wait(lambda s: s.mode == "turn", "the first turn")
-            page.move("yellow", 0, 1, "slide")     # moved first: the box asks which move
-            status = h.wait(lambda s: s.mode == "confirm" or s.turns > 0, "the move")
-            if status.mode == "confirm":
-                page.seen("confirm")
-                page.button("press", "ok")
-            h.wait(lambda s: s.mode == "turn" and s.turns == 1, "green's turn")
-
-            def from_menu(item: str, mode: str) -> None:
-                page.button("hold", "ok")
-                h.wait(lambda s: s.mode == "menu", "the menu")
-                _choose(page, h.service.call(h.service.ui.menu_items).index(item))
-                h.wait(lambda s: s.mode == mode, mode, timeout=30)
-                page.seen(mode)
-            from_menu("Claim 7x7 tile", "claim")
-            page.button("press", "back")
-            h.wait(lambda s: s.mode == "turn", "the claim cancelled")
-            from_menu("Correct buttons", "correct_who")
+    with _phone_page(phone, tmp_path / "journal", 5, box=True) as page:
+        h = page.hands
+        for mode, index in (("setup_game", 0), ("setup_board", 1), ("setup_players", 0),
+                            ("setup_first", 1), ("setup_layout", 1)):
+            h.wait(lambda s, m=mode: s.mode == m, mode)
+            page.seen(mode)
+            _choose(page, index)               # Patchwork, revised, two, Yellow, free
+        h.wait(lambda s: s.mode == "turn", "the first turn")
+        page.move("yellow", 0, 1, "slide")     # moved first: the box asks which move
+        status = h.wait(lambda s: s.mode == "confirm" or s.turns > 0, "the move")
+        if status.mode == "confirm":
+            page.seen("confirm")
             page.button("press", "ok")
-            h.wait(lambda s: s.mode == "correct_amount", "the amount")
-            page.seen("correct_amount")
-            page.button("press", "ok")             # the count as it was
-            h.wait(lambda s: s.mode == "turn", "the count kept")
-            from_menu("End game now", "end_confirm")
-            page.button("press", "ok")             # No (the cursor starts there)
-            h.wait(lambda s: s.mode == "turn", "the game going on")
-            from_menu("Ask the box", "hint")
-            page.button("press", "back")
-            h.wait(lambda s: s.mode == "turn", "back from the box's advice")
-            errors = [e for e in phone.get_log("browser") if e["level"] == "SEVERE"]
-    finally:
-        table.close()
+        h.wait(lambda s: s.mode == "turn" and s.turns == 1, "green's turn")
+
+        def from_menu(item: str, mode: str) -> None:
+            page.button("hold", "ok")
+            h.wait(lambda s: s.mode == "menu", "the menu")
+            _choose(page, h.service.call(h.service.ui.menu_items).index(item))
+            h.wait(lambda s: s.mode == mode, mode, timeout=30)
+            page.seen(mode)
+        from_menu("Claim 7x7 tile", "claim")
+        page.button("press", "back")
+        h.wait(lambda s: s.mode == "turn", "the claim cancelled")
+        from_menu("Correct buttons", "correct_who")
+        page.button("press", "ok")
+        h.wait(lambda s: s.mode == "correct_amount", "the amount")
+        page.seen("correct_amount")
+        page.button("press", "ok")             # the count as it was
+        h.wait(lambda s: s.mode == "turn", "the count kept")
+        from_menu("End game now", "end_confirm")
+        page.button("press", "ok")             # No (the cursor starts there)
+        h.wait(lambda s: s.mode == "turn", "the game going on")
+        from_menu("Ask the box", "hint")
+        page.button("press", "back")
+        h.wait(lambda s: s.mode == "turn", "back from the box's advice")
+        errors = [e for e in phone.get_log("browser") if e["level"] == "SEVERE"]
+        tokens = dict(page.hands.status().lights.tokens)
     assert errors == []
     assert {"setup_board", "setup_players", "setup_first", "setup_layout", "claim",
             "correct_who", "correct_amount", "end_confirm", "hint"} <= set(page.shots)
-    assert dict(table.companion.service.status.lights.tokens)["yellow"] == 1
+    assert tokens["yellow"] == 1
 
 
 def _box_game(page) -> str:
@@ -725,23 +730,8 @@ def _box_game(page) -> str:
 @pytest.mark.slow
 @needs_chromium
 def test_a_whole_game_against_the_box_on_a_phone(tmp_path, phone):
-    from firmware_py.ai.table import planner
-    table = open_table(validate(FAST), tmp_path / "journal", seed=2,
-                       planner=planner(iterations=40))
-    try:
-        with ServerThread(make_app(table, LOOPBACK)) as server:
-            phone.get(server.url + "/")
-            page = PageHands(phone, server, table)
-            page.tap("#start")
-            try:
-                saved = _box_game(page)
-            except (AssertionError, DriveError):
-                screenshot(phone, "simweb-phone-failure")
-                print(page.log[-10:], page.hands.status().lights, server.app[SIM].desk.hand.pos,
-                      phone.get_log("browser"))
-                raise
-    finally:
-        table.close()
+    with _phone_page(phone, tmp_path / "journal", 2, box=True) as page:
+        saved = _box_game(page)
     record = parse_record(Path(saved).read_text())
     assert record.game == "patchwork-express" and record.result is not None
     assert "Box" in record.players and record.meta["box_quilt"]["level"] == "easy"
