@@ -83,7 +83,7 @@ def rebuild(history, out) -> int:
 def show(folder, game_id: str, out) -> int:
     """Print one game's tally and its turn-by-turn table (control characters of a record's
     names shown escaped, as in the list)."""
-    from ..store.history import _shown
+    from ..store.text import shown as _shown
     from ..web.library import Library
     library = Library(folder)
     found = library.game(game_id)

@@ -24,6 +24,7 @@ from typing import Callable
 from ..companion.journal import write_atomic
 from ..rules import GameRecord, RecordError, dumps_record, parse_record, replay
 from .index import Index
+from .text import shown as _shown
 
 RECORDS, DATABASE, TEMPORARY = "records", "history.sqlite3", "record.tmp"
 MAX_DURATION_S = 10 ** 9       # a larger meta.duration_s (over 30 years) is not a duration
@@ -226,12 +227,6 @@ def _damaged(exc: sqlite3.Error) -> bool:
     if code is None:
         return type(exc) is sqlite3.DatabaseError
     return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
-
-
-def _shown(text) -> str:
-    """``text`` safe for a terminal line: control characters (escape sequences, line
-    breaks from a hand-edited record) are shown as ``\\x1b``-style escapes."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
 
 
 def row_text(row: dict) -> str:
