@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from .companion.buttons import ButtonClassifier
+from .companion.journal import lost_text
 from .companion.model import Lights, Screen
 from .companion.screens import build_lights, build_screen
 from .companion.tokens import TokenWatch
@@ -221,7 +222,7 @@ class Service:
                 self._problem(f"{self.journal.path}: entry {keep + 1} of the game cannot be "
                               f"replayed ({type(error).__name__}: {error}); resumed from the "
                               f"entry before it")
-                self.ui.warnings["journal damage"] = "journal repaired"
+                self.ui.warnings["journal damage"] = _cut_off_text(entries, keep)
                 self.journal.reset_to(entries[:keep])
             break
 
@@ -505,6 +506,16 @@ class _LazyPager:
 
 EXTEND_S = 30.0        #: each EXTEND_TIMEOUT_USEC asks systemd for this many more seconds
 EXTEND_EVERY_S = 10.0  #: and is sent again this often while the journal loads
+
+
+def _cut_off_text(entries: list[dict], keep: int) -> str:
+    """The OLED text when the game resumed from ``entries[:keep]`` because entry ``keep``
+    does not replay: the turns cut off are lost ("turns 7-8 lost; resumed at turn 6");
+    "journal repaired" only when no turn was cut off."""
+    def turns(part: list[dict]) -> int:
+        return sum(1 for e in part if e.get("kind") == "turn")
+    cut = turns(entries[keep:])
+    return lost_text(turns(entries[:keep]), cut) if cut else "journal repaired"
 
 
 @contextmanager
