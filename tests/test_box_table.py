@@ -693,3 +693,44 @@ def test_a_newer_request_ends_the_older_search(tmp_path):
     while first.key + 1 not in ended and _time.monotonic() < deadline:
         _time.sleep(0.01)
     assert ended.get(first.key + 1, 99) < 10
+
+
+def test_an_undo_while_the_box_thinks_stops_its_search(tmp_path):
+    """The person's turn undone while the box searches its answer to it: the answer would
+    be dropped, so the loop tells the search to stop, and it stops at its next iteration,
+    long before its 600 s budget (the figure: benchmarks/search_stop.py)."""
+    import math
+    import threading
+    from firmware_py.ai.table import planner as real_planner
+    from firmware_py.hw.backends import Parts
+    from firmware_py.service import Service
+    from test_faults_rig import fast_config
+    started, told, returned = threading.Event(), threading.Event(), threading.Event()
+    search = real_planner(seconds=600)
+
+    def planner(request, clock):
+        def watched() -> float:
+            now = clock()
+            if now == math.inf:
+                told.set()
+            return now
+        started.set()
+        try:
+            return search(request, watched)
+        finally:
+            returned.set()
+
+    service = Service(fast_config(), Parts(), tmp_path, planner=planner).start()
+    try:
+        t = Table.__new__(Table)
+        t.ui, t.requests = service.ui, []
+        service.call(lambda: t.set_up("hard", person_first=True))
+        service.call(lambda: t.person_moves())
+        assert started.wait(10) and service.call(lambda: t.ui.mode) == "box"
+        service.call(lambda: t.hold("back"))                 # undo the person's turn
+        assert service.call(lambda: len(t.ui.session.groups)) == 0
+        assert told.wait(10), "the search was never told to stop"
+        assert returned.wait(10), "the search ran on after it was told to stop"
+        assert service.call(lambda: t.ui.box_wanted()) is None
+    finally:
+        service.stop()
