@@ -115,6 +115,7 @@ class Service:
         self._search_over = threading.Event()     # set: the running search is not needed
         self._searching: int | None = None        # the key of the request being searched
         self.ui = TableUI(self.keeper.write, deal or _random_deal, self.keeper.save_record,
+                          wall_time=lambda: self.wall().isoformat(timespec="seconds"),
                           think=self._think if planner is not None else None)
         self.keeper.ui = self.ui
         self.notifier = notifier
