@@ -273,7 +273,7 @@ class LinkSession:
                 and now - waiting.since >= self.timing.hello_timeout:
             waiting.said = True
             self._set_state(now, "offline", "sensor offline: " + waiting.diagnosis(
-                self.device, self.timing.hello_timeout), force=True)
+                self.timing.hello_timeout), force=True)
         if quiet >= self.timing.silence_timeout:
             self._drop = f"silent for {self.timing.silence_timeout:g} s"
             return
@@ -439,22 +439,21 @@ class _Waiting:
         if unreadable_hellos:
             self.bad_hello = unreadable_hellos[-1]
 
-    def diagnosis(self, device: str | None, seconds: float) -> str:
-        """What is wrong, from what was heard, and what to check (one line)."""
-        where, late = device or "the port", f"no HELLO for {seconds:g} s"
+    def diagnosis(self, seconds: float) -> str:
+        """What is wrong, from what was heard, and what to check (one line, short enough
+        for the OLED's warning tag; the port is in the link's statistics)."""
+        late = f"no HELLO in {seconds:g} s"
         if self.bad_hello:
-            return (f"{late}: the sensor's HELLO on {where} holds control or non-ASCII bytes "
-                    f"({self.bad_hello[:40]!r}); flash the sensor firmware again "
-                    "(hardware/protocol.md)")
+            fields = self.bad_hello.split(b",")       # $PW,HELLO,seq,protocol,firmware,...
+            shown = fields[4][:16] if len(fields) > 4 else self.bad_hello[:16]
+            return (f"{late}: its HELLO has control/non-ASCII bytes (firmware {shown!r}): "
+                    "flash the sensor firmware again")
         if self.frames:
-            return (f"{late}: frames arrive on {where} but the sensor never answers the host; "
-                    "check the host-to-sensor wire (Pi TX to sensor RX) and that its firmware "
-                    "speaks protocol " f"{sp.PROTOCOL_VERSION} (flash it again)")
+            return (f"{late}: the sensor sends but never hears the host: check the Pi TX to "
+                    "sensor RX wire, or flash the firmware again")
         if self.bytes:
-            return (f"{late}: only unreadable bytes on {where}; check sensor.baud against the "
-                    "sensor firmware's, and that this port is the sensor")
-        return (f"{late}: nothing at all on {where}; is the sensor firmware flashed and "
-                "running? check the cable and sensor.baud")
+            return f"{late}, only unreadable bytes: sensor.baud wrong? is this port the sensor?"
+        return f"{late}, nothing heard: firmware flashed? cable? sensor.baud?"
 
 
 # ------------------------------------------------------------------- thread
