@@ -734,3 +734,29 @@ def test_an_undo_while_the_box_thinks_stops_its_search(tmp_path):
         assert service.call(lambda: t.ui.box_wanted()) is None
     finally:
         service.stop()
+
+
+def test_the_table_wants_an_answer_only_while_it_would_take_it():
+    """``box_wanted`` (what the loop asks after every event to stop a useless search): the
+    open request while the box thinks, also with the menu open; None after an undo, and
+    once a hint is left."""
+    t = Table(eager=False)
+    t.set_up("hard", person_first=True)
+    t.person_moves()
+    asked = t.requests[-1]
+    assert t.ui.box_wanted() == asked.key
+    t.hold("ok")                                             # the menu: still wanted
+    assert t.ui.mode == "menu" and t.ui.box_wanted() == asked.key
+    t.press("ok")                                            # back to the game
+    t.hold("back")                                           # undo the person's turn
+    assert t.ui.box_wanted() is None
+    hints = Table(eager=False)
+    hints.press("ok", 5)
+    while hints.ui.mode == "deal":
+        hints.press("ok")
+    hints.hold("ok")
+    hints.press("next")
+    hints.press("ok")                                        # "Ask the box"
+    assert hints.ui.mode == "hint" and hints.ui.box_wanted() == hints.requests[-1].key
+    hints.press("ok")                                        # left before the answer
+    assert hints.ui.box_wanted() is None
