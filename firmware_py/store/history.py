@@ -24,7 +24,7 @@ from typing import Callable
 from ..companion.journal import write_atomic
 from ..rules import GameRecord, RecordError, dumps_record, parse_record, replay
 from .index import Index
-from .dates import clock_set, shown as shown_date, trusted_duration
+from .dates import clock_set, parse as parse_date, shown as shown_date, trusted_duration
 from .text import shown as _shown
 
 RECORDS, DATABASE, TEMPORARY = "records", "history.sqlite3", "record.tmp"
@@ -41,22 +41,12 @@ def new_game_id(now: datetime) -> str:
     return f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 
 
-def _unix(text) -> float | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        stamp = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return stamp.timestamp() if stamp.tzinfo is not None else None
-
-
 def _sort_time(started, ended, mtime: float) -> float:
     """When a game ended for sorting: its end, else its start, if taken by a set clock,
     else the record file's time."""
     for text in (ended, started):
         if clock_set(text):
-            return _unix(text)
+            return parse_date(text).timestamp()
     return mtime
 
 
