@@ -540,3 +540,13 @@ def test_a_hello_in_time_brings_the_link_online_and_no_diagnosis_follows():
                      until=20)
     assert s.s.state == "online"
     assert not any("no HELLO" in r for r in _reasons(s))
+
+
+def test_a_refused_hello_keeps_its_own_diagnosis_after_ten_seconds():
+    """A HELLO of another protocol version is refused with that reason at once; the 10 s
+    diagnosis never replaces it with a vaguer one."""
+    other = enc(sp.Hello(0, sp.PROTOCOL_VERSION + 1, "9.0.0", 54))
+    s = _waiting_run(lambda t: other if round(t * 10) % 5 == 0 else b"", until=12)
+    reasons = _reasons(s)
+    assert reasons and all("protocol" in r for r in reasons)
+    assert not any("no HELLO" in r for r in reasons)

@@ -364,6 +364,8 @@ class LinkSession:
             self._drop = diagnosis
         self._incompatible = True
         self.hello = None
+        if self._waiting is not None:
+            self._waiting.said = True           # this diagnosis is the precise one
 
     def _on_hello(self, now: float, hello: sp.Hello) -> None:
         if hello.protocol != sp.PROTOCOL_VERSION:
