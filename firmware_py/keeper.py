@@ -8,8 +8,14 @@ a finished game through :meth:`Keeper.save_record`; the loop calls
 at :attr:`Keeper.retry_at`.
 
 - A new game gets its id and start time in its setup entry, an end its end
-  time; the record's ``meta`` gets ``started``, ``ended``, ``duration_s`` and
-  ``app`` from them where the session gave none.
+  time; the record's ``meta`` gets ``started``, ``ended`` and ``app`` from them
+  where the session gave none.
+- Every entry carries ``t``: the game's play seconds so far by the monotonic
+  clock. After a restart the count goes on from the last entry's ``t``, so the
+  time the box was off (and the moments between the last entry and the cut) is
+  not counted. The end's ``t`` is the record's ``duration_s``; the dates are
+  reconciled with it by :func:`.store.dates.reconcile` (a clock set or stepped
+  mid-game never makes a game last 56 years or end before it started).
 - A write the disk refuses (journal, snapshot, record) is kept in memory and
   tried again every :data:`RETRY_S` seconds, without any input; the OLED
   says "not saving: <why> (<folder>)" meanwhile.
@@ -35,6 +41,7 @@ from .companion.journal import Journal, JournalError, Loaded, reason_of, writabl
 from .rules import RecordError, parse_record, replay
 from .store import History, new_game_id
 from .store.backup import finish_pending
+from .store.dates import reconcile
 from .store.indexer import Indexer
 
 LOG = logging.getLogger(__name__)
@@ -59,6 +66,8 @@ class Keeper:
         self.retry_at: float | None = None
         self.failing = False                       # the disk refuses writes (told once)
         self._unsaved: dict[str, object] = {}      # game id -> record not yet on disk
+        self._play_from = (0.0, clock())           # (play seconds, monotonic seconds) then
+        self._one_run = False                      # the game was set up in this run
 
     # ----- start-up -------------------------------------------------------------------------
     def load(self, problem: Callable[[str], None]) -> Loaded:
@@ -75,6 +84,7 @@ class Keeper:
         self._finish_restore(problem)
         self.indexer.start()                       # first: index and records agree?
         loaded = self.journal.load()
+        self._play_from = (_played(loaded.entries), self.clock())    # goes on after a restart
         for text in loaded.problems:
             problem(text)
         if loaded.notice:
@@ -140,6 +150,10 @@ class Keeper:
 
     def _stamped(self, body: dict) -> dict:
         kind = body.get("kind")
+        if kind == "setup":
+            self._play_from, self._one_run = (0.0, self.clock()), True
+        played, since = self._play_from
+        body = {**body, "t": round(played + self.clock() - since, 1)}
         if kind == "setup" and "id" not in body:
             now = self.wall()
             return {**body, "id": new_game_id(now), "started": now.isoformat(timespec="seconds")}
@@ -227,14 +241,10 @@ class Keeper:
         for key, value in (("started", started), ("ended", ended), ("app", _app())):
             if value and key not in meta:
                 meta[key] = value
-        if "duration_s" not in meta and isinstance(meta.get("started"), str) \
-                and isinstance(meta.get("ended"), str):
-            try:
-                seconds = (datetime.fromisoformat(meta["ended"])
-                           - datetime.fromisoformat(meta["started"])).total_seconds()
-                meta["duration_s"] = max(0, round(seconds))
-            except (ValueError, TypeError):
-                pass
+        end = next((e for e in reversed(entries) if e.get("kind") == "end"), None)
+        play = _played([end]) if end is not None and "t" in end else None
+        meta.pop("duration_s", None)              # the session's is the dates' difference
+        meta.update(reconcile(meta.get("started"), meta.get("ended"), play, self._one_run))
         changes = {"meta": meta or None}
         _, result = replay(record)
         if result.over and record.result is None:
@@ -305,6 +315,13 @@ class Keeper:
                 self.ui.saved_to = str(path)
             if not self._unsaved:
                 self.ui.warnings.pop("record", None)
+
+
+def _played(entries: list[dict]) -> float:
+    """The play seconds of the latest stamped entry of ``entries`` (0.0 when none is)."""
+    stamps = [e["t"] for e in entries if isinstance(e.get("t"), (int, float))
+              and not isinstance(e.get("t"), bool) and 0 <= e["t"] < 1e9]
+    return float(max(stamps, default=0.0))
 
 
 def _app() -> str:

@@ -543,3 +543,46 @@ def test_an_endless_line_is_skipped_without_holding_it(tmp_path):
     (tmp_path / "journal.jsonl").write_bytes(b"\0" * 3_000_000)
     loaded = Journal(tmp_path).load()
     assert any("unusable (NUL-filled, 3000000 bytes)" in p for p in loaded.problems), loaded.problems
+
+# ------------------------------------------------------------------ both files damaged
+def _rot_snapshot(folder: Path) -> None:
+    """Bit rot inside the snapshot's entries: its checksum no longer matches."""
+    path = folder / "snapshot.json"
+    path.write_bytes(path.read_bytes().replace(b'"moves"', b'"movez"', 1))
+
+
+def test_a_damaged_snapshot_and_a_shortened_journal_say_lost_not_repaired(tmp_path):
+    """The snapshot (bit rot) still shows it was written at seq 13 (setup + 12 turns); the
+    journal lost its last three lines: turns 10-12 are lost, and the OLED says so."""
+    write_game(tmp_path, 12)
+    _rot_snapshot(tmp_path)
+    put_lines(tmp_path, lines_of(tmp_path)[:-3])
+    loaded = Journal(tmp_path).load()
+    assert moves(loaded) == list(range(9))
+    assert loaded.lost == "turns 10-12 lost; resumed at turn 9"
+    assert loaded.notice == "turns 10-12 lost; resumed at turn 9"
+    assert "repaired" not in loaded.notice
+
+
+def test_damaged_last_lines_of_both_files_say_lost(tmp_path):
+    """The last two journal lines rotted (they still start as entries) and the snapshot is
+    empty: the two turns are lost, said as such, with the lines skipped."""
+    write_game(tmp_path, 12)
+    (tmp_path / "snapshot.json").write_bytes(b"")
+    lines = lines_of(tmp_path)
+    put_lines(tmp_path, lines[:-2] + [line.replace(b'"moves"', b'"movez"') for line in lines[-2:]])
+    loaded = Journal(tmp_path).load()
+    assert moves(loaded) == list(range(10))
+    assert loaded.notice.startswith("turns 11-12 lost; resumed at turn 10; journal: 2 bad")
+
+
+def test_garbage_after_the_last_entry_and_a_torn_append_are_not_lost_turns(tmp_path):
+    """A line that never was an entry (garbage) and an append cut short (no line end, never
+    shown) lose nothing: skipped, no "lost"."""
+    write_game(tmp_path, 6)
+    (tmp_path / "snapshot.json").write_bytes(b"")
+    with open(tmp_path / "journal.jsonl", "ab") as fh:
+        fh.write(b"\xff\xfe garbage\n" + b'{"seq":8,"crc":1,"bo')
+    loaded = Journal(tmp_path).load()
+    assert moves(loaded) == list(range(6)) and not loaded.lost
+    assert "lost" not in loaded.notice and "2 bad entries skipped" in loaded.notice

@@ -176,7 +176,7 @@ def test_an_entry_that_no_longer_replays_is_cut_off_not_fatal(tmp_path):
     journal.flush_snapshot()
     problems, warning, view = play(folder, 7)
     assert any("entry 7 of the game cannot be replayed" in p for p in problems)
-    assert "journal repaired" in warning and view.groups == 7
+    assert "turns 6-7 lost; resumed at turn 5" in warning and view.groups == 7
     assert (folder / "quarantine" / "q-0001-journal.jsonl").exists()
     problems, warning, turns, moves = resumed(folder)
     assert (problems, turns) == ([], 7) and moves == PLAN[:len(moves)]

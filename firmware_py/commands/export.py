@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .common import add_filters, add_store_options, fail, store_folder
+from .common import add_filters, add_store_options, fail, json_for, store_folder
 
 
 def add_parser(sub) -> None:
@@ -53,5 +53,6 @@ def run(args, out=None) -> int:
         except OSError as exc:
             return fail(f"export: cannot write {target}: {exc.strerror or exc}")
         return 0
-    (out or sys.stdout).write(text)
+    out = out or sys.stdout
+    out.write(text if args.format == "csv" else json_for(out, text))
     return 0

@@ -84,7 +84,8 @@ def rebuild(history, out) -> int:
 def show(folder, game_id: str, out) -> int:
     """Print one game's tally and its turn-by-turn table (control characters of a record's
     names shown escaped, as in the list)."""
-    from ..store.history import _shown
+    from ..store.dates import shown as shown_date
+    from ..store.text import shown as _shown
     from ..web.library import Library
     library = Library(folder)
     found = library.game(game_id)
@@ -93,7 +94,7 @@ def show(folder, game_id: str, out) -> int:
                     "('patchwork-companion history' lists the ids)")
     row, record = found
     print(f"{_shown(row['id'])}  {row['game']} ({row['time_board']} time board), "
-          f"started {_shown(row.get('started') or '?')}", file=out)
+          f"started {_shown(shown_date(row.get('started')) or '?')}", file=out)
     print(f"{'player':12} {'buttons':>7} {'special':>7} {'empty':>5} {'score':>5}", file=out)
     for p in row["players"]:
         mark = "  winner" if p["winner"] else ""

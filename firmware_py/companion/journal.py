@@ -39,6 +39,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,6 +118,13 @@ class Loaded:
     skipped: int = 0
     lost: str = ""
     notice: str = ""
+
+
+def lost_text(kept: int, lost: int) -> str:
+    """What the OLED and the log say when ``lost`` (>= 1) turns after turn ``kept`` (>= 0)
+    could not be recovered, e.g. "turns 16-20 lost; resumed at turn 15"."""
+    span = f"turn {kept + 1}" if lost == 1 else f"turns {kept + 1}-{kept + lost}"
+    return f"{span} lost; resumed at turn {kept}"
 
 
 def _canon(obj) -> bytes:
@@ -205,6 +213,16 @@ def parse_line(raw: bytes, known: int = 0) -> tuple[int, dict, tuple[int, dict] 
     return "checksum mismatch"
 
 
+_CLAIMED_SEQ = re.compile(rb'\A\s*\{\s*"seq"\s*:\s*([0-9]{1,15})\s*,')
+
+
+def _claimed_seq(raw: bytes) -> int:
+    """The ``seq`` a damaged snapshot or journal line still shows at its start (0 when none
+    can be read): never trusted for its content, only as a sign of how far the game got."""
+    found = _CLAIMED_SEQ.match(raw[:64])
+    return int(found.group(1)) if found else 0
+
+
 def _prev_copy(obj: dict, seq: int) -> tuple[int, dict] | None:
     """The line's intact copy of the entry before it, ``(seq - 1, body)``, or None."""
     pbody = obj.get("prev")
@@ -273,6 +291,8 @@ class _Reading:
         self.setups = 0         # intact setup entries read (games in the file)
         self.problems: list[str] = []
         self.max_seq = 0
+        self.trailing = 0        # damaged lines after the last intact entry that held entries
+        self.last_seq = 0        # the seq of that entry
 
 
 class Journal:
@@ -359,6 +379,12 @@ class Journal:
             reading.problems.append(f"{self.snapshot_path}: unusable ({why}, {len(raw)} bytes)")
             if raw:
                 self._to_quarantine.append(self.snapshot_path)
+            claimed = _claimed_seq(raw)
+            if claimed:
+                # a damaged snapshot still tells how far the game got: it is only ever written
+                # after its last entry was on disk, so any entry up to it that no file holds
+                # now is lost, never "repaired"
+                reading.max_seq = max(reading.max_seq, claimed)
 
     @staticmethod
     def _snapshot_from(raw: bytes, reading: _Reading) -> str:
@@ -414,7 +440,7 @@ class Journal:
     def _read_lines(self, fh, reading: _Reading) -> tuple[int, bool]:
         """Parse every line of ``fh`` into ``reading``; returns (bytes read, True when the
         file holds nothing but NUL bytes)."""
-        known, size, nul_only = 0, 0, True
+        known, size, nul_only, whole = 0, 0, True, 0
         for lineno, (start, raw, ended) in enumerate(_lines(fh), start=1):
             size = start + (len(raw) if isinstance(raw, bytes) else 0) + ended
             nul_only = nul_only and not ended and (raw == "NUL bytes" or (
@@ -425,11 +451,25 @@ class Journal:
                                         f"was cut short); kept it")
             if isinstance(parsed, str):
                 reading.damaged.append((lineno, start, parsed))
+                whole += 1
+                if ended and isinstance(raw, bytes) and _claimed_seq(raw):
+                    # a whole line that still starts as an entry was one (a last fragment
+                    # without a line end is an append cut short, never shown): it and every
+                    # damaged line before it held entries after the last intact one
+                    reading.trailing = whole
                 continue
             self._take(reading, parsed)
             known = parsed[0]
-            if not parsed[0]:
+            if parsed[0]:
+                reading.last_seq, reading.trailing, whole = parsed[0], 0, 0
+            else:
                 reading.damaged.append((lineno, start, "checksum mismatch"))
+                if parsed[2] is not None:
+                    reading.last_seq, reading.trailing, whole = parsed[2][0], 1, 1
+        if reading.trailing and reading.last_seq:
+            # whole lines damaged after the last intact entry held entries after it: lost,
+            # unless the snapshot holds them
+            reading.max_seq = max(reading.max_seq, reading.last_seq + reading.trailing)
         size = max(size, fh.tell())
         return size, nul_only
 
@@ -482,9 +522,7 @@ class Journal:
             # damaged seq can be huge)
             others = sum(1 for s, b in reading.bodies.items()
                          if found.seq < s <= reading.max_seq and b.get("kind") != "turn")
-            n = (reading.max_seq - found.seq - others) or 1
-            span = f"turn {turns + 1}" if n == 1 else f"turns {turns + 1}-{turns + n}"
-            found.lost = f"{span} lost; resumed at turn {turns}"
+            found.lost = lost_text(turns, (reading.max_seq - found.seq - others) or 1)
             found.problems.append(f"{self.folder}: entries {found.seq + 1}-{reading.max_seq} could "
                                   f"not be recovered: {found.lost}")
         if reading.damaged:

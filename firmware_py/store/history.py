@@ -27,6 +27,8 @@ from typing import Callable
 from ..disk import remove_temporaries, write_durably
 from ..rules import GameRecord, RecordError, dumps_record, parse_record, replay
 from .index import Index
+from .dates import clock_set, parse as parse_date, shown as shown_date, trusted_duration
+from .text import shown as _shown
 
 RECORDS, DATABASE, TEMPORARY = "records", "history.sqlite3", "record.tmp"   # TEMPORARY: older versions
 MAX_DURATION_S = 10 ** 9       # a larger meta.duration_s (over 30 years) is not a duration
@@ -42,14 +44,13 @@ def new_game_id(now: datetime) -> str:
     return f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 
 
-def _unix(text) -> float | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        stamp = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return stamp.timestamp() if stamp.tzinfo is not None else None
+def _sort_time(started, ended, mtime: float) -> float:
+    """When a game ended for sorting: its end, else its start, if taken by a set clock,
+    else the record file's time."""
+    for text in (ended, started):
+        if clock_set(text):
+            return parse_date(text).timestamp()
+    return mtime
 
 
 def summarise(record: GameRecord, game_id: str, name: str, size: int, mtime: float) -> dict:
@@ -63,12 +64,7 @@ def summarise(record: GameRecord, game_id: str, name: str, size: int, mtime: flo
         raise StoreError(f"{name}: does not replay: {exc}") from exc
     meta = record.meta if isinstance(record.meta, dict) else {}
     started, ended = meta.get("started"), meta.get("ended")
-    duration = meta.get("duration_s")
-    if not (isinstance(duration, int) and not isinstance(duration, bool)
-            and 0 <= duration <= MAX_DURATION_S):
-        duration = None
-        if _unix(started) is not None and _unix(ended) is not None:
-            duration = max(0, round(_unix(ended) - _unix(started)))
+    duration = trusted_duration(meta, MAX_DURATION_S)
     layout = getattr(record, "layout", None) or meta.get("layout") or "dealt"
     players = [{"name": record.players[i], "score": t.score, "buttons": t.buttons,
                 "income": state.players[i].income, "empty": t.empty,
@@ -76,7 +72,7 @@ def summarise(record: GameRecord, game_id: str, name: str, size: int, mtime: flo
                for i, t in enumerate(result.players)]
     return {"id": game_id, "record": name, "started": started if isinstance(started, str) else None,
             "ended": ended if isinstance(ended, str) else None,
-            "ended_unix": _unix(ended) or _unix(started) or mtime, "duration_s": duration,
+            "ended_unix": _sort_time(started, ended, mtime), "duration_s": duration,
             "game": record.game, "time_board": record.time_board, "layout": str(layout),
             "finished": int(result.over), "moves": len(record.moves), "winner": result.winner,
             "tie_break": int(result.tie_break), "app": meta.get("app") if isinstance(
@@ -299,16 +295,12 @@ def _damaged(exc: sqlite3.Error) -> bool:
     return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 
-def _shown(text) -> str:
-    """``text`` safe for a terminal line: control characters (escape sequences, line
-    breaks from a hand-edited record) are shown as ``\\x1b``-style escapes."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
-
-
 def row_text(row: dict) -> str:
-    """One history line: date, game, time board, players with scores, winner, duration (any
+    """One history line: date (the end's, else the start's; "clock not set" when taken
+    before the clock was set), game, time board, players with scores, winner, duration (any
     control character of a record's text shown escaped)."""
-    when = _shown((row["ended"] or row["started"] or "")[:16].replace("T", " "))
+    when = _shown(shown_date(row["ended"] if row["ended"] and (
+        clock_set(row["ended"]) or not clock_set(row["started"])) else row["started"]))
     names = [f"{_shown(row[f'p{i}_name'])} {row[f'p{i}_score']}" for i in (0, 1)]
     winner = _shown(row[f"p{row['winner']}_name"]) if row["winner"] is not None else "-"
     minutes = f"{row['duration_s'] // 60} min" if row["duration_s"] is not None else "?"
