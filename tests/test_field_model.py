@@ -134,3 +134,38 @@ def test_crosstalk_at_the_neighbour_follows_the_spacing(results):
     assert old.crosstalk > fm.BRP_MIN_MT and not old.ok
     best = fm.recommend(results)
     assert max(best.crosstalk, best.stack_crosstalk) < fm.BRP_MIN_MT
+
+
+def test_the_built_space_drawing_is_the_models_stack_up(results):
+    """built-space.svg (12 px per mm): the magnet's size, the magnet glued under the token
+    (its bottom face on the top layer, the token on top of it, as the model's stack
+    assumes), the layers' thicknesses and the gap to the hall element are the model's."""
+    import xml.etree.ElementTree as ET
+
+    best = fm.recommend(results)
+    top, plate = fm.STACKUPS[best.stackup]
+    diameter, height = fm.MAGNETS[best.magnet]
+    root = ET.parse(HARDWARE / "built-space.svg").getroot()
+    ns = "{http://www.w3.org/2000/svg}"
+    rects = [r for r in root.iter(f"{ns}rect")]
+
+    def box(fill):
+        r = next(r for r in rects if r.get("fill") == fill)
+        return (float(r.get("x")), float(r.get("y")), float(r.get("width")),
+                float(r.get("height")))
+
+    px = 12.0
+    token, magnet, acrylic = box("url(#token)"), box("url(#steel)"), box("url(#acrylic)")
+    assert (magnet[2], magnet[3]) == (diameter * px, height * px)
+    assert magnet[1] + magnet[3] == pytest.approx(acrylic[1])          # on the top layer
+    assert token[1] + token[3] == pytest.approx(magnet[1])             # the token on the magnet
+    assert token[3] == pytest.approx(fm.TOKEN_HEIGHT_MM * px)
+    assert acrylic[3] == pytest.approx(top * px)
+    dimension = next(p for p in root.iter(f"{ns}path") if p.get("d", "").startswith("M76.0,"))
+    _, y0, y1 = (float(v) for v in re.findall(r"[\d.]+", dimension.get("d")))
+    assert (y1 - y0) == pytest.approx(fm.gap_of(best.stackup) * px, abs=0.5)
+    assert y0 == pytest.approx(acrylic[1])
+    plate_path = next(p for p in root.iter(f"{ns}path") if p.get("fill") == "url(#ply)")
+    ys = [float(v) for v in re.findall(r"V([\d.]+)", plate_path.get("d"))]
+    assert ys and ys[0] - float(re.match(r"M[\d.]+,([\d.]+)", plate_path.get("d")).group(1)) \
+        == pytest.approx(plate * px)
