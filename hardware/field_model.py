@@ -36,8 +36,8 @@ tesla). Assumptions (each an argument or a constant below): the magnet's bottom
 face lies on the top layer (glued under the token, flush); a 0.1 mm paper
 replica under the top layer; the hall element 0.7 mm under the package's top
 face (DRV5032 datasheet, "Hall element location"; check yours); tolerance
-+-0.5 mm on every distance; remanence N35 1.17-1.22 T, N42 1.28-1.32 T (the
-grades' ranges); DRV5032FC BOP max 4.8 mT (the datasheet's front page) and
++-0.5 mm on the whole magnet-to-element distance (not per layer); remanence
+N35 1.17-1.22 T, N42 1.28-1.32 T (the grades' ranges); DRV5032FC BOP max 4.8 mT (the datasheet's front page) and
 BRP min 0.5 mT (its magnetic characteristics table; read the current
 datasheet and pass ``--brp`` if yours differs: the release radius depends on
 it). Nothing here was measured on a built board: bom.md's one-space test

@@ -169,3 +169,18 @@ def test_the_built_space_drawing_is_the_models_stack_up(results):
     ys = [float(v) for v in re.findall(r"V([\d.]+)", plate_path.get("d"))]
     assert ys and ys[0] - float(re.match(r"M[\d.]+,([\d.]+)", plate_path.get("d")).group(1)) \
         == pytest.approx(plate * px)
+
+
+def test_the_docs_give_the_thickness_the_figures_hold_for(results, monkeypatch):
+    """mechanical.md says for which total thickness the figures hold (nominal +- the
+    model's tolerance, on the whole distance) and what a stack 1 mm too thin needs."""
+    text = " ".join((HARDWARE / "mechanical.md").read_text().split())
+    best = fm.recommend(results)
+    top, plate = fm.STACKUPS[best.stackup]
+    low, high = top + plate - fm.TOLERANCE_MM, top + plate + fm.TOLERANCE_MM
+    assert f"the figures hold for {low:g} to {high:g} mm of material together" in text
+    assert "0.5 mm error on the whole magnet-to-sensor distance (not on each layer)" in text
+    monkeypatch.setattr(fm, "TOLERANCE_MM", 1.0)
+    thin = fm.evaluate(best.magnet, best.grade, best.stackup)
+    assert thin.spacing > best.spacing + 2
+    assert f"a stack 1 mm too thin already needs {thin.spacing:.1f} mm between centres" in text
