@@ -184,3 +184,21 @@ def test_the_docs_give_the_thickness_the_figures_hold_for(results, monkeypatch):
     thin = fm.evaluate(best.magnet, best.grade, best.stackup)
     assert thin.spacing > best.spacing + 2
     assert f"a stack 1 mm too thin already needs {thin.spacing:.1f} mm between centres" in text
+
+
+def test_your_own_layers_are_computed(capsys):
+    """bom.md's one-space test says to rerun the model for the layers you build:
+    --layers TOP PLATE adds that stack-up to the tables."""
+    assert fm.main(["--layers", "3", "4.5"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if "3 mm top, under 4.5 mm plate" in line]
+    assert len(rows) == len(fm.MAGNETS) * len(fm.GRADES)
+    assert "gap  8.3" in rows[0]
+    thicker = fm.evaluate("6x3", "N35", "mine", layers=(3.0, 4.5))
+    base = fm.evaluate("6x3", "N35", "3 mm top, under 4 mm plate")
+    assert thicker.axis < base.axis and thicker.gap == pytest.approx(base.gap + 0.5)
+    with pytest.raises(SystemExit):
+        fm.main(["--layers", "3", "-1"])
+    assert "--layers must be" in capsys.readouterr().err
+    bom = " ".join((HARDWARE / "bom.md").read_text().split())
+    assert "python hardware/field_model.py --layers" in bom
