@@ -445,6 +445,8 @@ class Installer:
     results: list[StepResult] = field(default_factory=list)
     _changed: set[str] = field(default_factory=set)
     reboot_needed: bool = False
+    #: what the reboot enables, for the closing line ("" until config.txt changes)
+    reboot_for: str = ""
 
     def __post_init__(self) -> None:
         if self.run_commands is None:
@@ -904,6 +906,7 @@ class Installer:
             _atomic_write(backup, path.read_bytes(), 0o644)
         _atomic_write(path, new.encode("utf-8"), path.stat().st_mode & 0o777)
         self.reboot_needed = True
+        self.reboot_for = "I2C at 400 kHz" + (" and the fixed core clock" if clocks else "")
         self.report("boot config", "changed", f"set {settings} in {target} (backup: {backup.name})")
 
     def step_enable(self) -> None:
@@ -946,8 +949,8 @@ class Installer:
         text = ", ".join(f"{counts[s]} {s}" for s in order if counts.get(s))
         self.out(f"{'done':>12}  {text}")
         if self.reboot_needed:
-            self.out(f"{'reboot':>12}  config.txt changed: reboot to enable I2C at 400 kHz "
-                     "and the fixed core clock (sudo reboot)")
+            self.out(f"{'reboot':>12}  config.txt changed: reboot to enable {self.reboot_for} "
+                     "(sudo reboot)")
 
 
 def _with_extra(spec: str) -> str:
