@@ -99,7 +99,8 @@ def judge(f: fast.Flat, played: tuple, ctx: Context, settings: Settings, seed: i
     n = len(diffs)
     mean = sum(diffs) / n
     se = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1) / n)
-    steep = (calibration.slope(after.mean, after.sd) + calibration.slope(alt.mean, alt.sd)) / 2
+    # the steeper of the two slopes: a decided position (sd 0) has none of its own
+    steep = max(calibration.slope(after.mean, after.sd), calibration.slope(alt.mean, alt.sd))
     cost = sign * (alt.chance - after.chance)
     return Verdict(played, best, after, cost, min(1.96 * se * steep, 1.0), sign * mean, False)
 
