@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .stats import count_games, page_of_games
+from .wording import minutes
 
 #: BoardGameGeek's ids (boardgamegeek.com/boardgame/<id>) and names
 BGG = {"patchwork": (163412, "Patchwork"), "patchwork-express": (231326, "Patchwork Express")}
@@ -107,7 +108,7 @@ def to_bgstats(index, player: str | None = None, game: str | None = None,
                            "seatOrder": seat + 1, "newPlayer": False, "rank": 0})
         plays.append({"uuid": str(uuid.uuid5(UUID_NAMESPACE, "play:" + r["id"])),
                       "gameRefId": games[r["game"]]["id"], "playDate": _play_date(r),
-                      "entryDate": entry, "durationMin": round((r["duration_s"] or 0) / 60),
+                      "entryDate": entry, "durationMin": minutes(r["duration_s"]) or 0,
                       "ignored": False, "manualWinner": False, "rounds": 0, "usesTeams": False,
                       "board": r["time_board"], "comments": f"patchwork-companion game {r['id']}",
                       "playerScores": scores})

@@ -37,26 +37,37 @@ def layout(title: str, here: str, body: str, scripts: tuple[str, ...] = ()) -> s
 
 
 def live_page() -> str:
-    """The live table; ``/static/live.js`` fills it from ``/events``."""
+    """The live table; ``/static/live.js`` fills it from ``/events``. Until the first
+    snapshot it shows a waiting note (the boards and the OLED picture stay hidden)."""
     p, e = load_spec("patchwork", "2014"), load_spec("patchwork-express")
-    boards = (svg.board_svg(p.last_space, p.income_spaces, (), "board-patchwork") +
-              svg.board_svg(e.last_space, e.income_spaces, (), "board-express")
-              .replace('class="board"', 'class="board" style="display:none"', 1))
+    boards = (svg.board_svg(p.last_space, p.income_spaces, range(p.last_space + 1),
+                            "board-patchwork") +
+              svg.board_svg(e.last_space, e.income_spaces, range(e.last_space + 1),
+                            "board-express").replace('class="board"', 'class="board" hidden', 1))
     body = f"""
-<h1><span id="to-move">waiting for the companion...</span> <small class="muted" id="turn"></small></h1>
-<div class="grid">
+<h1><span id="to-move">Waiting for the box</span> <small class="muted" id="turn"></small></h1>
+<p class="status" id="status"><span id="link">connecting...</span></p>
+<section class="card" id="waiting"><h2>No game on the box yet</h2>
+ <p>This page shows the game at the table as it is played. Nothing has come from the box
+ yet: once the companion runs (<code>patchwork-companion run</code>) and a game is set up on
+ the OLED, the time board and the players appear here by themselves.</p></section>
+<div class="grid" id="table" hidden>
  <section class="card live"><h2>Time board</h2>{boards}
   <p class="instruction" id="instruction"></p><p class="ok" id="winner"></p>
   <p class="error" id="warnings"></p></section>
  <section>
   <div class="card"><h2>Players</h2>
-   <table class="players"><thead><tr><th>player</th><th class="num">space</th>
+   <table class="players"><thead><tr><th>player</th><th class="num wide">space</th>
    <th class="num">buttons</th><th class="num">income</th><th class="num">empty</th>
-   <th>tile</th><th class="num">score</th></tr></thead><tbody id="players-body"></tbody></table></div>
-  <div class="card"><h2>On offer</h2><div class="offer" id="offer"></div></div>
-  <div class="card"><h2>OLED</h2><img id="oled" class="oled" alt="the OLED screen">
-   <pre id="oled-text" class="muted"></pre></div>
-  <p class="muted">feed: <span id="link">connecting...</span>, snapshot <span id="seq">-</span></p>
+   <th class="num">score</th></tr></thead><tbody id="players-body"></tbody></table>
+   <p class="muted small">score as it stands: buttons + 7 for the 7x7 tile - 2 per empty
+   square of the quilt</p></div>
+  <div class="card"><h2 id="offer-title">On offer</h2><div class="offer" id="offer"></div>
+   <p class="muted small">{svg.LEGEND}</p></div>
+  <div class="card"><h2>The box's screen</h2><img id="oled" class="oled" alt="the OLED screen" hidden>
+   <details><summary class="small">the screen as text</summary>
+   <pre id="oled-text" class="muted small"></pre></details></div>
+  <p class="muted small">snapshot <span id="seq">-</span></p>
  </section>
 </div>"""
     return layout("Live table", "/", body, ("/static/live.js",))
