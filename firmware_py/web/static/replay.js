@@ -3,25 +3,85 @@
 (function () {
   const data = JSON.parse(document.getElementById("replay-data").textContent);
   const $ = (id) => document.getElementById(id);
+  const NS = "http://www.w3.org/2000/svg";
   let at = 0;
+
+  function el(tag, attrs) {
+    const node = document.createElementNS(NS, tag);
+    Object.entries(attrs).forEach(([k, v]) => node.setAttribute(k, v));
+    return node;
+  }
+
+  // A quilt board: covered squares filled where known, else the count of squares covered.
+  function quilt(box, note, q) {
+    box.textContent = "";
+    const size = 14;
+    const svg = el("svg", { viewBox: `0 0 ${q.cols * size} ${q.rows * size}`, role: "img",
+      "aria-label": `quilt: ${q.count} of ${q.rows * q.cols} squares covered` });
+    const covered = new Set((q.covered || []).map((c) => c[0] * q.cols + c[1]));
+    for (let r = 0; r < q.rows; r++) {
+      for (let c = 0; c < q.cols; c++) {
+        const on = q.covered ? covered.has(r * q.cols + c) : false;
+        svg.appendChild(el("rect", { x: c * size + 0.5, y: r * size + 0.5, width: size - 1,
+          height: size - 1, fill: on ? "#c27b3a" : "#f1ebe0", stroke: "#b9ad9a" }));
+      }
+    }
+    box.appendChild(svg);
+    const total = q.rows * q.cols;
+    note.textContent = q.covered ? `${q.count} of ${total} squares covered`
+      : `${q.count} of ${total} squares covered (where the patches lie is not recorded)`;
+    box.classList.toggle("unknown", !q.covered);
+  }
+
+  function token(p) {
+    const cell = $(`replay-board-s${p.position}`);
+    const t = $(`replay-board-${p.colour}`);
+    return [cell, t];
+  }
+
   function show(k) {
     at = Math.max(0, Math.min(data.steps.length - 1, k));
     const s = data.steps[at];
     $("step").textContent = `${at} / ${data.steps.length - 1}`;
     $("move").textContent = s.text;
+    const pic = $("move-patch");
+    if (s.patch !== null && s.patch !== undefined) {
+      pic.src = `/patch/${data.game}/${s.patch}.svg`;
+      pic.alt = `patch ${s.patch}`;
+      pic.hidden = false;
+    } else pic.hidden = true;
     $("slider").value = at;
+    const shared = s.players[0].position === s.players[1].position;
     s.players.forEach((p, i) => {
       ["position", "buttons", "income", "empty", "score"].forEach((f) => {
         $(`r-${i}-${f}`).textContent = p[f];
       });
-      const cell = $(`replay-board-s${p.position}`);
-      const token = $(`replay-board-${p.colour}`);
-      if (cell && token) {
-        token.setAttribute("cx", Number(cell.dataset.x) + Number(token.dataset.dx));
-        token.setAttribute("cy", cell.dataset.y);
+      const [cell, t] = token(p);
+      if (cell && t) {
+        const top = s.who === null ? i === 0 : i === s.who;   // the token landing goes on top (R4)
+        if (shared && top) t.parentNode.appendChild(t);
+        t.setAttribute("cx", Number(cell.dataset.x) + (shared ? 0 : Number(t.dataset.dx)));
+        t.setAttribute("cy", Number(cell.dataset.y) + (shared ? (top ? -5 : 4) : 0));
+        t.classList.toggle("active", i === s.who);
       }
+      if (s.quilts) quilt($(`q-${i}`), $(`q-${i}-note`), s.quilts[i]);
     });
-    $("r-offer").textContent = s.offer.map((id) => "#" + id).join("  ");
+    const left = new Set(s.leather || []);
+    document.querySelectorAll("#replay-board .leather").forEach((m) => {
+      m.classList.toggle("taken", !left.has(Number(m.id.split("-l")[1])));
+    });
+    const offer = $("r-offer");
+    offer.textContent = "";
+    s.offer.forEach((id, i) => {
+      const fig = document.createElement("figure");
+      const img = document.createElement("img");
+      img.src = `/patch/${data.game}/${id}.svg`;
+      img.alt = `patch ${id}`;
+      const cap = document.createElement("figcaption");
+      cap.textContent = ["1st", "2nd", "3rd"][i];
+      fig.append(img, cap);
+      offer.appendChild(fig);
+    });
   }
   $("prev").onclick = () => show(at - 1);
   $("next").onclick = () => show(at + 1);
@@ -30,8 +90,11 @@
   $("slider").max = data.steps.length - 1;
   $("slider").oninput = (e) => show(Number(e.target.value));
   document.addEventListener("keydown", (e) => {
-    if (e.key === "ArrowRight") show(at + 1);
-    if (e.key === "ArrowLeft") show(at - 1);
+    if (e.target && e.target.tagName === "INPUT" && e.target.type !== "range") return;
+    if (e.key === "ArrowRight") { show(at + 1); e.preventDefault(); }
+    if (e.key === "ArrowLeft") { show(at - 1); e.preventDefault(); }
+    if (e.key === "Home") show(0);
+    if (e.key === "End") show(data.steps.length - 1);
   });
   show(0);
 })();
