@@ -21,7 +21,15 @@ GAME_NAMES = {"patchwork": "Patchwork", "patchwork-express": "Patchwork Express"
 NAV = (("/", "Live"), ("/history", "History"), ("/stats", "Statistics"),
        ("/downloads", "Downloads"), ("/players", "Players"))
 COLOURS = {"green": "#1aa31a", "yellow": "#e6b800"}
-SERIES = ("#1aa31a", "#e6a000", "#3b6fd8", "#b5651d", "#8e44ad", "#555555")
+#: chart colours: none is near the tokens' green or yellow (a player called Green or
+#: Yellow is drawn in that token's colour instead)
+SERIES = ("#3b6fd8", "#8e44ad", "#b03a2e", "#555555", "#c2185b", "#0b3d91")
+
+
+def player_colour(name: str, index: int) -> str:
+    """The chart colour of a player: the token's colour for "Green"/"Yellow", else the
+    ``index``-th of :data:`SERIES`."""
+    return COLOURS.get(name.strip().lower(), SERIES[index % len(SERIES)])
 
 
 def layout(title: str, here: str, body: str, scripts: tuple[str, ...] = ()) -> str:
@@ -226,12 +234,12 @@ def stats_page(stats: dict) -> str:
     players = stats["players"]
     head = ("<tr><th>player</th><th class=num>games</th><th class=num>wins</th>"
             "<th class=num>average score</th><th class=num>best score</th>"
-            "<th class=num>7x7 rate</th><th class=num>average empty</th>"
+            "<th class=num>7x7 tile</th><th class=num>average empty</th>"
             "<th class=num>average final income</th></tr>")
     rows = "".join(
         f'<tr><td>{escape(p["name"])}</td><td class="num">{p["games"]}</td>'
         f'<td class="num">{p["wins"]}</td><td class="num">{p["avg_score"]:.1f}</td>'
-        f'<td class="num">{p["best_score"]}</td><td class="num">{p["bonus_rate"] * 100:.0f} %</td>'
+        f'<td class="num">{p["best_score"]}</td><td class="num">{p["bonus_rate"] * 100:.0f}%</td>'
         f'<td class="num">{p["avg_empty"]:.1f}</td><td class="num">{p["avg_income"]:.1f}</td></tr>'
         for p in players)
     kinds = "".join(
@@ -243,16 +251,18 @@ def stats_page(stats: dict) -> str:
     charts = ""
     if top:
         charts += svg.bar_chart("Games and wins", labels,
-                                [("games", [p["games"] for p in top], SERIES[2]),
-                                 ("wins", [p["wins"] for p in top], SERIES[0])])
+                                [("games", [p["games"] for p in top], SERIES[0]),
+                                 ("wins", [p["wins"] for p in top], SERIES[1])])
         charts += svg.bar_chart("Average and best score", labels,
-                                [("average", [max(0.0, p["avg_score"]) for p in top], SERIES[1]),
-                                 ("best", [max(0, p["best_score"]) for p in top], SERIES[3])])
-        lines = [(name, values[-50:], SERIES[i % len(SERIES)])
+                                [("average", [p["avg_score"] for p in top], SERIES[3]),
+                                 ("best", [p["best_score"] for p in top], SERIES[2])])
+        lines = [(name, values[-50:], player_colour(name, i))
                  for i, (name, values) in enumerate(list(stats["scores"].items())[:6]) if values]
         if lines:
             charts += svg.line_chart("Scores, last 50 games per player", lines)
-    body = f"""<h1>Statistics</h1><table id="stats">{head}{rows}</table>
+    body = f"""<h1>Statistics</h1><table id="stats" class="stats-table">{head}{rows}</table>
+<p class="small muted">On a phone the table shows the first five columns; a wider screen
+shows the 7x7 tile rate, average empty squares and average final income too.</p>
 <h2>Per game</h2><table id="stats-games"><tr><th>game</th><th class="num">games</th>
 <th class="num">average score</th><th class="num">best score</th></tr>{kinds}</table>
 <div class="charts">{charts}</div>"""

@@ -114,57 +114,78 @@ def patch_svg(patch, size: int = 14) -> str:
     return "".join(parts)
 
 
+def _scale(values, top: int, plot_h: int):
+    """(ticks, y of a value): round ticks (1, 2 or 5 times a power of ten apart) from
+    below the lowest value to above the highest, zero always among them."""
+    import math
+    lo = min([0.0] + [float(v) for v in values])
+    hi = max([0.0] + [float(v) for v in values])
+    raw = max((hi - lo) / 5, 1e-9)
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
+    if hi == lo:
+        hi = lo + step
+    ticks = [lo + k * step for k in range(int(round((hi - lo) / step)) + 1)]
+    return ticks, lambda v: top + plot_h * (hi - v) / (hi - lo)
+
+
+def _rules(parts: list, ticks: list, y, left: int, right: int) -> None:
+    """A labelled grid rule at each tick and a darker rule at zero."""
+    for value in ticks:
+        parts.append(f'<line x1="{left}" x2="{right}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
+                     f'class="rule"/><text x="{left - 4}" y="{y(value) + 4:.1f}" '
+                     f'text-anchor="end" class="axis">{value:g}</text>')
+    parts.append(f'<line x1="{left}" x2="{right}" y1="{y(0):.1f}" y2="{y(0):.1f}" class="zero"/>')
+
+
 def bar_chart(title: str, labels: list[str], series: list[tuple[str, list[float], str]],
-              width: int = 560, height: int = 220) -> str:
-    """A grouped bar chart: ``series`` = [(name, values per label, CSS colour)], values >= 0."""
-    top, bottom, left = 24, 40, 36
+              width: int = 560, height: int = 240) -> str:
+    """A grouped bar chart: ``series`` = [(name, values per label, CSS colour)]; values may
+    be negative: the axis goes through zero and a bar grows up or down from it."""
+    top, bottom, left = 26, 44, 40
     plot_h = height - top - bottom
-    biggest = max([v for _, values, _ in series for v in values] + [1])
+    ticks, y = _scale([v for _, values, _ in series for v in values], top, plot_h)
     group_w = (width - left - 8) / max(1, len(labels))
     bar_w = max(2.0, group_w * 0.8 / max(1, len(series)))
     parts = [_svg_open(width, height, title)]
-    for k in range(5):
-        value = biggest * k / 4
-        y = top + plot_h - plot_h * k / 4
-        parts.append(f'<line x1="{left}" x2="{width - 4}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
-                     f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end" class="axis">'
-                     f'{value:.3g}</text>')
+    _rules(parts, ticks, y, left, width - 4)
     for i, label in enumerate(labels):
         x0 = left + i * group_w + group_w * 0.1
         for j, (name, values, colour) in enumerate(series):
             v = values[i]
-            bh = plot_h * v / biggest
-            parts.append(f'<rect x="{x0 + j * bar_w:.1f}" y="{top + plot_h - bh:.1f}" '
-                         f'width="{bar_w - 1:.1f}" height="{bh:.1f}" fill="{colour}">'
+            y0, y1 = sorted((y(0), y(v)))
+            parts.append(f'<rect x="{x0 + j * bar_w:.1f}" y="{y0:.1f}" width="{bar_w - 1:.1f}" '
+                         f'height="{max(y1 - y0, 1):.1f}" fill="{colour}">'
                          f'<title>{escape(label)}, {escape(name)}: {v:g}</title></rect>')
-        parts.append(f'<text x="{x0 + group_w * 0.4:.1f}" y="{height - bottom + 14}" '
+        parts.append(f'<text x="{x0 + group_w * 0.4:.1f}" y="{height - bottom + 16}" '
                      f'text-anchor="middle" class="axis">{escape(label[:12])}</text>')
-    parts.append(_legend(series, left, height - 12))
+    parts.append(_legend(series, left, height - 10))
     parts.append("</svg>")
     return "".join(parts)
 
 
 def line_chart(title: str, series: list[tuple[str, list[float], str]], width: int = 560,
-               height: int = 220) -> str:
-    """Lines over the game number (1, 2, ...): ``series`` = [(name, values, CSS colour)]."""
-    top, bottom, left = 24, 30, 36
-    plot_h, plot_w = height - top - bottom, width - left - 8
-    values_all = [v for _, values, _ in series for v in values]
-    lo, hi = min(values_all + [0]), max(values_all + [1])
-    span = (hi - lo) or 1
-    n = max([len(values) for _, values, _ in series] + [2])
+               height: int = 240) -> str:
+    """Scores over the games (1, 2, ...): ``series`` = [(name, values, CSS colour)], a line
+    with a dot per game (so a single game shows), the axis through zero."""
+    top, bottom, left = 26, 34, 40
+    plot_h, plot_w = height - top - bottom, width - left - 12
+    ticks, y = _scale([v for _, values, _ in series for v in values], top, plot_h)
+    n = max([len(values) for _, values, _ in series] + [1])
+    x = (lambda i: left + 6 + plot_w * i / (n - 1)) if n > 1 else (lambda i: left + plot_w / 2)
     parts = [_svg_open(width, height, title)]
-    for k in range(5):
-        value = lo + span * k / 4
-        y = top + plot_h - plot_h * k / 4
-        parts.append(f'<line x1="{left}" x2="{width - 4}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
-                     f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end" class="axis">'
-                     f'{value:.3g}</text>')
+    _rules(parts, ticks, y, left, width - 4)
     for name, values, colour in series:
-        points = " ".join(f"{left + plot_w * i / (n - 1):.1f},"
-                          f"{top + plot_h - plot_h * (v - lo) / span:.1f}" for i, v in enumerate(values))
-        parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2">'
-                     f'<title>{escape(name)}</title></polyline>')
+        points = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(values))
+        if len(values) > 1:
+            parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" '
+                         f'stroke-width="2"><title>{escape(name)}</title></polyline>')
+        parts += [f'<circle cx="{x(i):.1f}" cy="{y(v):.1f}" r="3" fill="{colour}">'
+                  f'<title>{escape(name)}, game {i + 1}: {v:g}</title></circle>'
+                  for i, v in enumerate(values)]
+    parts.append(f'<text x="{width - 4}" y="{height - bottom + 14}" text-anchor="end" '
+                 f'class="axis">games, oldest first</text>')
     parts.append(_legend(series, left, height - 8))
     parts.append("</svg>")
     return "".join(parts)
