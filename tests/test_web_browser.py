@@ -78,7 +78,7 @@ def test_the_live_page_follows_a_game_on_the_sim_backend(tmp_path, browser):
             _wait(browser, lambda d: _cell(d, mover, "score") != "", "the players' table")
             before = {c: (_cell(browser, c, "score"), _cell(browser, c, "position")) for c in colours}
             turn_before = browser.find_element(By.ID, "turn").text
-            assert turn_before == f"turn {len(companion.service.ui.session.groups)}"
+            assert turn_before == f"turn {len(companion.service.ui.session.groups) + 1}"   # the one being played
             assert browser.find_element(By.ID, "to-move").text == f"{mover.capitalize()}'s turn"
             offer = browser.find_elements(By.CSS_SELECTOR, "#offer img")
             assert [i.get_attribute("alt") for i in offer] == [f"patch {p}" for p in state.offer[:3]]
@@ -90,7 +90,7 @@ def test_the_live_page_follows_a_game_on_the_sim_backend(tmp_path, browser):
             player = TablePlayer(hands, record)
             player.step(done, plan[done])                      # the next move, by hand
             after_state = companion.service.call(lambda: companion.service.ui.state)
-            want_turn = f"turn {len(companion.service.ui.session.groups)}"
+            want_turn = f"turn {len(companion.service.ui.session.groups) + 1}"   # the one being played
             _wait(browser, lambda d: d.find_element(By.ID, "turn").text == want_turn,
                   "the turn number to change")
             score = str(after_state.players[state.to_move].buttons
