@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -14,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import needs
 from mqtt_broker import USER, Broker, free_port
 
-pytestmark = pytest.mark.skipif(shutil.which("chromedriver") is None,
-                                reason="Debian's chromium-driver is not installed")
+pytestmark = needs("chromium")
 SHOTS = Path(__file__).parent / "screenshots"
 
 

@@ -7,6 +7,8 @@ import shutil
 
 import pytest
 
+from conftest import needs
+
 from firmware_py.app import start_companion
 from firmware_py.companion.journal import Journal
 from firmware_py.companion.session import Session
@@ -19,8 +21,7 @@ from firmware_py.web.server import make_app
 from table_helpers import groups
 from web_helpers import ServerThread, chromium, fill_store, screenshot
 
-pytestmark = pytest.mark.skipif(not (shutil.which("chromium") and shutil.which("chromedriver")),
-                                reason="needs Debian's chromium and chromium-driver")
+pytestmark = needs("chromium")
 
 
 @pytest.fixture

@@ -13,6 +13,8 @@ import time
 
 import pytest
 
+from conftest import needs
+
 from firmware_py.companion.screens import build_lights, build_screen
 from firmware_py.companion.session import Session
 from firmware_py.companion.ui import TableUI
@@ -23,8 +25,7 @@ from table_helpers import groups
 from test_faults_rig import GOLDEN_RECORDS
 from web_helpers import ServerThread, chromium, fill_store, screenshot
 
-pytestmark = pytest.mark.skipif(not (shutil.which("chromium") and shutil.which("chromedriver")),
-                                reason="needs Debian's chromium and chromium-driver")
+pytestmark = needs("chromium")
 
 PHONES = (360, 390)
 WIDTHS = (360, 390, 768, 1280)
