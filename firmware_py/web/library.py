@@ -11,7 +11,7 @@ from pathlib import Path
 from ..rules import (ButtonsEarned, IncomePaid, LeatherWon, PatchBought, SpecialTileAwarded,
                      TokenMoved, parse_record, score, start_state, steps)
 from ..store import History
-from ..store.export import to_bgstats_text, to_csv, to_jsonl
+from ..store.export import bgstats_chunks, csv_chunks, jsonl_chunks
 from ..store.stats import count_games, page_of_games, player_names, summary
 
 COLOURS = ("green", "yellow")
@@ -125,15 +125,23 @@ class Library:
         return replay_frames(record)
 
     def export_text(self, fmt: str) -> str:
-        """Every game as ``csv``, ``jsonl`` or ``bgstats`` text."""
+        """Every game as ``csv``, ``jsonl`` or ``bgstats`` text (all at once)."""
+        return "".join(self.export_chunks(fmt))
+
+    def export_chunks(self, fmt: str):
+        """Every game as ``csv``, ``jsonl`` or ``bgstats`` text, in pieces (str), the index
+        read in batches and kept open only while iterating. Raises ValueError for another
+        ``fmt`` (at once), OSError for a record that cannot be read."""
+        makers = {"csv": lambda index: csv_chunks(index),
+                  "jsonl": lambda index: jsonl_chunks(index, self.history.records),
+                  "bgstats": lambda index: bgstats_chunks(index)}
+        if fmt not in makers:
+            raise ValueError(f"export format must be csv, jsonl or bgstats, got {fmt!r}")
+        return self._chunks(makers[fmt])
+
+    def _chunks(self, maker):
         with self._index() as index:
-            if fmt == "csv":
-                return to_csv(index)
-            if fmt == "jsonl":
-                return to_jsonl(index, self.history.records)
-            if fmt == "bgstats":
-                return to_bgstats_text(index)
-        raise ValueError(f"export format must be csv, jsonl or bgstats, got {fmt!r}")
+            yield from maker(index)
 
     def stats(self) -> dict:
         """The statistics page's figures (see ``store.stats.summary``)."""
