@@ -19,13 +19,16 @@ PLAYERS = (PlayerLine("Anna", "green", 53, 31, 12, 4, False, 23),
     ("sensor offline: reader error (OSError: [Errno 5] Input/output error)", "sensor unplugged"),
     ("sensor offline: silent for 2 s", "sensor silent"),
     ("sensor port in use: /dev/ttyACM0 is open in another program", "sensor port busy"),
-    ("LED strip failed: RuntimeError", "LEDs not working"),
-    ("OLED failed: OSError", "screen trouble"),
-    ("record not saved: No space left on device", "disk full"),
-    ("not saving: disk full (/var/lib/patchwork-companion/journal)", "disk full"),
-    ("journal: 3 bad lines skipped; resumed at turn 15", "journal repaired"),
+    ("LED strip failed: RuntimeError", "LED strip failed"),
+    ("OLED failed: OSError", "OLED failed"),
+    ("OLED failed to start", "OLED failed to start"),
+    ("record not saved: No space left on device", "record not saved: No space left on device"),
+    ("not saving: disk full (/var/lib/pwc/journal)", "not saving: disk full (/var/lib/pwc/journal)"),
+    ("journal: 3 bad lines skipped; resumed at turn 15",
+     "journal: 3 bad lines skipped; resumed at turn 15"),
     ("PIN 4821", "PIN 4821"),
     ("something odd: ValueError", "something odd"),
+    ("history index failed (OperationalError: disk I/O error)", "history index failed"),
     ("KeyError in the loop", "see log"),
 ])
 def test_a_warning_says_its_cause_in_a_few_words(text, short):
@@ -35,7 +38,7 @@ def test_a_warning_says_its_cause_in_a_few_words(text, short):
 
 def test_several_warnings_each_once():
     assert badge(["sensor offline: no device (x)", "sensor offline: device lost (OSError: x)",
-                  "OLED failed: OSError"]) == "sensor unplugged / screen trouble"
+                  "OLED failed: OSError"]) == "sensor unplugged / OLED failed"
 
 
 def _titles(screen: Screen) -> list[str]:

@@ -14,33 +14,26 @@ import re
 _CAUSES: tuple[tuple[str, str], ...] = (
     (r"^sensor offline: (no device|device lost|reader error)", "sensor unplugged"),
     (r"^sensor offline: silent", "sensor silent"),
-    (r"^sensor offline: link error rate|^sensor link errors", "sensor link errors"),
     (r"^sensor offline: sensor (speaks protocol|has \d+ spaces)", "sensor firmware?"),
     (r"^sensor port in use", "sensor port busy"),
     (r"^sensor: no port", "no sensor set"),
     (r"^sensor: connecting", "sensor starting"),
     (r"^sensor offline", "sensor offline"),
-    (r"^LED strip failed", "LEDs not working"),
-    (r"^OLED failed", "screen trouble"),
-    (r"^(not saving|record not saved).*(No space|disk full)", "disk full"),
-    (r"^not saving", "not saving"),
-    (r"^record not saved", "game not saved"),
-    (r"^journal", "journal repaired"),
-    (r"^history index", "history: see log"),
-    (r"^internal error", "error: see log"),
 )
-_EXCEPTION = re.compile(r"\(?[A-Z][A-Za-z]*(Error|Exception)\b")
+_EXCEPTION = re.compile(r"[(:]?\s*\(?[A-Z][A-Za-z]*(Error|Exception)\b.*$")
 
 
 def short_cause(text: str) -> str:
-    """The badge for one warning ``text`` (any str; "" stays ""): a known cause
-    in a few words, else the text up to its first ":" or "(", and never an
-    exception's class name (then "see log")."""
+    """The badge for one warning ``text`` (any str; "" stays ""): the sensor's
+    troubles in a few words ("sensor unplugged", "sensor silent"); any
+    other warning as it is (they are written in the players' words: "not saving: disk
+    full (/folder)", "turns 16-20 lost; resumed at turn 15"), but never with an
+    exception's class name and what follows it (that is in the log)."""
     for pattern, badge in _CAUSES:
         if re.search(pattern, text):
             return badge
-    short = re.split(r"[:(]", text, maxsplit=1)[0].strip()
-    return "see log" if _EXCEPTION.search(short) else short
+    short = _EXCEPTION.sub("", text).rstrip(" :(")
+    return short if short or not text else "see log"
 
 
 def badge(warnings) -> str:
