@@ -49,6 +49,8 @@ def live_page() -> str:
     """The live table; ``/static/live.js`` fills it from ``/events``. Until the first
     snapshot it shows a waiting note (the boards and the OLED picture stay hidden)."""
     p, e = load_spec("patchwork", "2014"), load_spec("patchwork-express")
+    quilts = "".join(f'<figure><figcaption id="q-{i}-name"></figcaption><div id="q-{i}"></div>'
+                     f'<p class="small muted" id="q-{i}-note"></p></figure>' for i in (0, 1))
     boards = (svg.board_svg(p.last_space, p.income_spaces, range(p.last_space + 1),
                             "board-patchwork") +
               svg.board_svg(e.last_space, e.income_spaces, range(e.last_space + 1),
@@ -71,6 +73,7 @@ def live_page() -> str:
    <th class="num">score</th></tr></thead><tbody id="players-body"></tbody></table>
    <p class="muted small">score as it stands: buttons + 7 for the 7x7 tile - 2 per empty
    square of the quilt</p></div>
+  <div class="card"><h2>Quilts</h2><div class="quilts">{quilts}</div></div>
   <div class="card"><h2 id="offer-title">On offer</h2><div class="offer" id="offer"></div>
    <p class="muted small">{svg.LEGEND}</p></div>
   <div class="card"><h2>The box's screen</h2><img id="oled" class="oled" alt="the OLED screen" hidden>
@@ -79,7 +82,7 @@ def live_page() -> str:
   <p class="muted small">snapshot <span id="seq">-</span></p>
  </section>
 </div>"""
-    return layout("Live table", "/", body, ("/static/live.js",))
+    return layout("Live table", "/", body, ("/static/quilt.js", "/static/live.js"))
 
 
 def _when(row: dict) -> str:
@@ -203,7 +206,7 @@ def game_page(row: dict, steps: list[dict], editing: bool = False, message: str 
 <p>download: <a href="/download/{gid}.json">game record</a></p>{_rename_form(row, editing, message)}
 </div></section></div>
 <script type="application/json" id="replay-data">{data}</script>"""
-    return layout(f"Game {row['id']}", "/history", body, ("/static/replay.js",))
+    return layout(f"Game {row['id']}", "/history", body, ("/static/quilt.js", "/static/replay.js"))
 
 
 def _level(box: dict, seat: int) -> str:

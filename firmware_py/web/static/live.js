@@ -112,6 +112,24 @@
     });
   }
 
+  // Each quilt where known: the box's from the record's meta.box_quilt, else the count.
+  function quilts(snap) {
+    const size = snap.game === "patchwork-express" ? 7 : 9;
+    const box = ((snap.record || {}).meta || {}).box_quilt;
+    (snap.players || []).forEach((p, i) => {
+      const name = $(`q-${i}-name`);
+      name.textContent = "";
+      name.append(named(p));
+      let covered = null;
+      if (box && box.player === i && Array.isArray(box.quilt)) {
+        covered = [];
+        box.quilt.forEach((row, r) => [...row].forEach((ch, c) => { if (ch === "#") covered.push([r, c]); }));
+      }
+      window.drawQuilt($(`q-${i}`), $(`q-${i}-note`),
+        { rows: size, cols: size, count: size * size - p.empty, covered });
+    });
+  }
+
   function headline(snap) {
     const h = $("to-move");
     h.textContent = "";
@@ -140,6 +158,7 @@
     board(snap);
     players(snap);
     offer(snap);
+    quilts(snap);
     headline(snap);
     const said = snap.instruction || "";
     text("instruction", said === $("to-move").textContent ? "" : said);

@@ -3,35 +3,7 @@
 (function () {
   const data = JSON.parse(document.getElementById("replay-data").textContent);
   const $ = (id) => document.getElementById(id);
-  const NS = "http://www.w3.org/2000/svg";
   let at = 0;
-
-  function el(tag, attrs) {
-    const node = document.createElementNS(NS, tag);
-    Object.entries(attrs).forEach(([k, v]) => node.setAttribute(k, v));
-    return node;
-  }
-
-  // A quilt board: covered squares filled where known, else the count of squares covered.
-  function quilt(box, note, q) {
-    box.textContent = "";
-    const size = 14;
-    const svg = el("svg", { viewBox: `0 0 ${q.cols * size} ${q.rows * size}`, role: "img",
-      "aria-label": `quilt: ${q.count} of ${q.rows * q.cols} squares covered` });
-    const covered = new Set((q.covered || []).map((c) => c[0] * q.cols + c[1]));
-    for (let r = 0; r < q.rows; r++) {
-      for (let c = 0; c < q.cols; c++) {
-        const on = q.covered ? covered.has(r * q.cols + c) : false;
-        svg.appendChild(el("rect", { x: c * size + 0.5, y: r * size + 0.5, width: size - 1,
-          height: size - 1, fill: on ? "#c27b3a" : "#f1ebe0", stroke: "#b9ad9a" }));
-      }
-    }
-    box.appendChild(svg);
-    const total = q.rows * q.cols;
-    note.textContent = q.covered ? `${q.count} of ${total} squares covered`
-      : `${q.count} of ${total} squares covered (where the patches lie is not recorded)`;
-    box.classList.toggle("unknown", !q.covered);
-  }
 
   function token(p) {
     const cell = $(`replay-board-s${p.position}`);
@@ -64,7 +36,7 @@
         t.setAttribute("cy", Number(cell.dataset.y) + (shared ? (top ? -5 : 4) : 0));
         t.classList.toggle("active", i === s.who);
       }
-      if (s.quilts) quilt($(`q-${i}`), $(`q-${i}-note`), s.quilts[i]);
+      if (s.quilts) window.drawQuilt($(`q-${i}`), $(`q-${i}-note`), s.quilts[i]);
     });
     const left = new Set(s.leather || []);
     document.querySelectorAll("#replay-board .leather").forEach((m) => {
