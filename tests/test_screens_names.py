@@ -3,26 +3,14 @@ title, the notices and the tally alike (the rows already did), never their colou
 without names, the colours."""
 from __future__ import annotations
 
-from dataclasses import replace
-
 from firmware_py.companion.screens import build_screen
-from firmware_py.companion.session import Session
 from firmware_py.companion.ui import TableUI
-from table_helpers import groups
+from table_helpers import ui_after
 from test_faults_rig import GOLDEN_RECORDS
 
 
 def _ui(names=(), turns: int = 6) -> TableUI:
-    setup, turn_groups = groups(GOLDEN_RECORDS[2], turns)
-    setup = replace(setup, names=tuple(names))
-    session = Session(setup)
-    entries = [{"kind": "setup", "setup": setup.to_json()}]
-    for group in turn_groups:
-        entries.append({"kind": "turn", "moves": session.group_to_json(group)})
-        session.commit(group)
-    ui = TableUI(lambda body: 0, lambda game: ((), ()), lambda s: "")
-    ui.resume(entries)
-    return ui
+    return ui_after(GOLDEN_RECORDS[2], turns, names)
 
 
 def _words(screen) -> str:

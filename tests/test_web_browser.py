@@ -3,7 +3,6 @@ the live table follows a game played on the sim backend, and the history and sta
 pages show a store of 200 games. Screenshots go to ``test-screenshots/``."""
 from __future__ import annotations
 
-import shutil
 
 import pytest
 
@@ -19,18 +18,15 @@ from firmware_py.sim.player import TablePlayer
 from firmware_py.web.library import Library
 from firmware_py.web.server import make_app
 from table_helpers import groups
-from web_helpers import ServerThread, chromium, fill_store, screenshot
+from web_helpers import ServerThread, fill_store, open_browser, screenshot
 
 pytestmark = needs("chromium")
 
 
 @pytest.fixture
 def browser():
-    driver, profile = chromium()
-    driver.set_page_load_timeout(30)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    with open_browser() as driver:
+        yield driver
 
 
 def _wait(driver, condition, what: str, timeout: float = 20):

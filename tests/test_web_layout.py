@@ -8,7 +8,6 @@ image, nothing hidden by an inline style the page's CSP would block), a stopped 
 from __future__ import annotations
 
 import os
-import shutil
 import time
 
 import pytest
@@ -16,14 +15,13 @@ import pytest
 from conftest import needs
 
 from firmware_py.companion.screens import build_lights, build_screen
-from firmware_py.companion.session import Session
 from firmware_py.companion.ui import TableUI
 from firmware_py.feed import FeedPublisher, capture_ui
 from firmware_py.web.library import Library
 from firmware_py.web.server import make_app
-from table_helpers import groups
+from table_helpers import ui_after
 from test_faults_rig import GOLDEN_RECORDS
-from web_helpers import ServerThread, chromium, fill_store, screenshot
+from web_helpers import ServerThread, fill_store, open_browser, screenshot
 
 pytestmark = needs("chromium")
 
@@ -33,11 +31,8 @@ WIDTHS = (360, 390, 768, 1280)
 
 @pytest.fixture(scope="module")
 def browser():
-    driver, profile = chromium()
-    driver.set_page_load_timeout(30)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    with open_browser() as driver:
+        yield driver
 
 
 @pytest.fixture(scope="module")
@@ -70,17 +65,7 @@ def _overflow(driver) -> int:
 
 
 def _ui_after(record, turns: int, free: bool = False) -> TableUI:
-    from dataclasses import replace
-    setup, turn_groups = groups(record, turns)
-    setup = replace(setup, free=free)
-    session = Session(setup)
-    entries = [{"kind": "setup", "setup": setup.to_json()}]
-    for group in turn_groups:
-        entries.append({"kind": "turn", "moves": session.group_to_json(group)})
-        session.commit(group)
-    ui = TableUI(lambda body: 0, lambda game: ((), ()), lambda s: "")
-    ui.resume(entries)
-    return ui
+    return ui_after(record, turns, free=free)
 
 
 def _publish(folder, ui) -> dict:

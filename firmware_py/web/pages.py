@@ -82,7 +82,7 @@ def live_page() -> str:
   <p class="muted small">snapshot <span id="seq">-</span></p>
  </section>
 </div>"""
-    return layout("Live table", "/", body, ("/static/quilt.js", "/static/live.js"))
+    return layout("Live table", "/", body, ("/static/pictures.js", "/static/live.js"))
 
 
 def _when(row: dict) -> str:
@@ -206,7 +206,7 @@ def game_page(row: dict, steps: list[dict], editing: bool = False, message: str 
 <p>download: <a href="/download/{gid}.json">game record</a></p>{_rename_form(row, editing, message)}
 </div></section></div>
 <script type="application/json" id="replay-data">{data}</script>"""
-    return layout(f"Game {row['id']}", "/history", body, ("/static/quilt.js", "/static/replay.js"))
+    return layout(f"Game {row['id']}", "/history", body, ("/static/pictures.js", "/static/replay.js"))
 
 
 def _level(box: dict, seat: int) -> str:

@@ -100,16 +100,7 @@
       return;
     }
     text("offer-title", "On offer (the next three after the neutral token)");
-    (snap.offer || []).forEach((pid, i) => {
-      const fig = document.createElement("figure");
-      const img = document.createElement("img");
-      img.src = `/patch/${snap.game}/${pid}.svg`;
-      img.alt = `patch ${pid}`;
-      const cap = document.createElement("figcaption");
-      cap.textContent = ["1st", "2nd", "3rd"][i];
-      fig.append(img, cap);
-      box.appendChild(fig);
-    });
+    window.drawOffer(box, snap.game, snap.offer || []);
   }
 
   // Each quilt where known: the box's from the record's meta.box_quilt, else the count.

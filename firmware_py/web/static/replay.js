@@ -42,18 +42,7 @@
     document.querySelectorAll("#replay-board .leather").forEach((m) => {
       m.classList.toggle("taken", !left.has(Number(m.id.split("-l")[1])));
     });
-    const offer = $("r-offer");
-    offer.textContent = "";
-    s.offer.forEach((id, i) => {
-      const fig = document.createElement("figure");
-      const img = document.createElement("img");
-      img.src = `/patch/${data.game}/${id}.svg`;
-      img.alt = `patch ${id}`;
-      const cap = document.createElement("figcaption");
-      cap.textContent = ["1st", "2nd", "3rd"][i];
-      fig.append(img, cap);
-      offer.appendChild(fig);
-    });
+    window.drawOffer($("r-offer"), data.game, s.offer);
   }
   $("prev").onclick = () => show(at - 1);
   $("next").onclick = () => show(at + 1);

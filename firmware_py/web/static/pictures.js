@@ -1,4 +1,4 @@
-// A quilt board as SVG, shared by the live page and the replay viewer.
+// Pictures shared by the live page and the replay viewer: a quilt board, the offer.
 "use strict";
 // q = {rows, cols, count, covered: [[row, col], ...] or null (where the patches lie is
 // not known)}; box: the element to draw in; note: the element for the words under it.
@@ -25,4 +25,19 @@ window.drawQuilt = function (box, note, q) {
   box.appendChild(svg);
   note.textContent = q.covered ? `${q.count} of ${total} squares covered`
     : `${q.count} of ${total} squares covered (where the patches lie is not recorded)`;
+};
+
+// The patches on offer as pictures (the places counted from the neutral token).
+window.drawOffer = function (box, game, ids) {
+  box.textContent = "";
+  ids.forEach((pid, i) => {
+    const fig = document.createElement("figure");
+    const img = document.createElement("img");
+    img.src = `/patch/${game}/${pid}.svg`;
+    img.alt = `patch ${pid}`;
+    const cap = document.createElement("figcaption");
+    cap.textContent = ["1st", "2nd", "3rd"][i];
+    fig.append(img, cap);
+    box.appendChild(fig);
+  });
 };
