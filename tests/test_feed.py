@@ -20,7 +20,7 @@ from firmware_py.feed import (FeedPublisher, FeedSubscriber, build_snapshot, cap
 from firmware_py.rules import parse_record, replay, tally
 from firmware_py.sim.hands import Hands
 from firmware_py.view.oled import render
-from table_helpers import groups, ui_after
+from table_helpers import ui_after
 from test_faults_rig import GOLDEN_RECORDS, wait_until
 
 
