@@ -96,3 +96,17 @@ def test_player_colours_never_look_like_a_token_and_yellow_is_yellow():
         assert hue < 0 or all(min(abs(hue - t), 360 - abs(hue - t)) > 40 for t in token_hues), i
     assert pages.player_colour("Yellow", 0) == pages.COLOURS["yellow"]
     assert pages.player_colour("green", 3) == pages.COLOURS["green"]
+
+
+def test_no_page_hides_anything_with_an_inline_style_its_csp_would_block(tmp_path):
+    library = _store(tmp_path)
+    rows, total = library.games(None, None, 10, 0)
+    row, record = library.game(rows[0]["id"])
+    html = [pages.live_page(), pages.history_page(rows, total, {}, [], 1, 50),
+            pages.game_page(row, library.replay_steps(record)), pages.stats_page(library.stats()),
+            pages.downloads_page(total), pages.players_page([], False)]
+    for page in html:
+        assert not re.search(r'\sstyle="', page), re.search(r'.{60}\sstyle=".{40}', page)
+        assert "<style" not in page and "http://" not in page.replace("http://www.w3.org", "")
+    assert 'id="waiting"' in html[0] and 'id="oled" class="oled" alt="the OLED screen" hidden' \
+        in html[0]
