@@ -44,8 +44,8 @@ def tally_text(record: GameRecord, state, result: Tally) -> str:
     if not result.over:
         lines.append("game not over: scores as they stand")
     else:
-        how = " (tie broken: reached the last space first)" if result.tie_break else ""
-        lines.append(f"winner: {record.players[result.winner]}{how}")
+        from .store.wording import result_text
+        lines.append(result_text(record.players, result.scores, result.winner, result.tie_break))
     return "\n".join(lines)
 
 

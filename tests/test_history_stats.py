@@ -83,8 +83,9 @@ def test_history_show_prints_the_tally_and_every_move(store, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[2].split() == ["Anna", "16", "7", "8", "7", "winner"]
     assert out[3].split() == ["Cleo", "41", "0", "19", "3"]
-    assert out[6].split() == ["#", "move"] + ["space", "buttons", "income", "empty", "score"] * 2
-    moves = out[7:]
+    assert out[4] == "Anna wins 7 to 3"                   # the winner and its score first
+    assert out[7].split() == ["#", "move"] + ["space", "buttons", "income", "empty", "score"] * 2
+    moves = out[8:]
     assert len(moves) == len(GOLDEN_RECORDS[3].moves)
     assert moves[0].split()[:5] == ["1", "Anna", "buys", "patch", "21"]
     assert moves[-1].split()[-10:] == ["53", "16", "11", "8", "7", "53", "41", "12", "19", "3"]

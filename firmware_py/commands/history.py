@@ -84,7 +84,7 @@ def show(folder, game_id: str, out) -> int:
     """Print one game's tally and its turn-by-turn table (control characters of a record's
     names shown escaped, as in the list)."""
     from ..store.history import _shown
-    from ..store.wording import duration_text, when_text
+    from ..store.wording import duration_text, result_text, when_text
     from ..web.library import Library
     library = Library(folder)
     found = library.game(game_id)
@@ -102,6 +102,9 @@ def show(folder, game_id: str, out) -> int:
         print(f"{_shown(p['name']):12} {p['buttons']:7d} {7 if p['special'] else 0:7d} {p['empty']:5d} "
               f"{p['score']:5d}{mark}", file=out)
     names = [_shown(p["name"]) for p in row["players"]]
+    winner = next((i for i, p in enumerate(row["players"]) if p["winner"]), None)
+    print(result_text(names, [p["score"] for p in row["players"]], winner,
+                      bool(row.get("tie_break"))), file=out)
     group = "space buttons income empty score"
     print("", file=out)
     print(f"{'':3}  {'':36}" + "".join(f"  {n[:len(group)]:<{len(group)}}" for n in names),
