@@ -7,6 +7,10 @@
     setup_players: "choosing who plays", setup_first: "choosing who starts",
     setup_names: "choosing the players' names", setup_layout: "choosing how to lay out the patches",
     deal: "laying out the patches" };
+  // before a game is dealt: both tokens on the start space, 5 buttons each (R2)
+  const START = [{ colour: "green", name: "Green", position: 0, buttons: 5, income: 0, empty: 81, score: -157 },
+    { colour: "yellow", name: "Yellow", position: 0, buttons: 5, income: 0, empty: 81, score: -157 }];
+  const seats = (snap) => (snap.players && snap.players.length ? snap.players : START);
   let stoppedAt = null;   // the browser's time at which the box was last heard of, when it stopped
 
   function text(id, value) { const el = $(id); if (el) el.textContent = value; }
@@ -46,10 +50,7 @@
     document.querySelectorAll(`#${id} .leather`).forEach((mark) => {
       mark.classList.toggle("taken", !leather.has(Number(mark.id.split("-l")[1])));
     });
-    let players = snap.players || [];
-    if (!players.length) {       // setting up or dealing: both tokens wait on the start space
-      players = [{ colour: "green", position: 0 }, { colour: "yellow", position: 0 }];
-    }
+    const players = seats(snap);   // setting up or dealing: both tokens on the start space
     const shared = players.length === 2 && players[0].position === players[1].position;
     players.forEach((p, i) => {
       const top = snap.to_move ? p.colour === snap.to_move : i === 0;
@@ -65,12 +66,7 @@
   function players(snap) {
     const body = $("players-body");
     body.textContent = "";
-    let rows = snap.players || [];
-    if (!rows.length) {
-      rows = [{ colour: "green", name: "Green", position: 0, buttons: 5, income: 0, empty: "", score: "" },
-        { colour: "yellow", name: "Yellow", position: 0, buttons: 5, income: 0, empty: "", score: "" }];
-    }
-    rows.forEach((p) => {
+    seats(snap).forEach((p) => {
       const tr = document.createElement("tr");
       tr.className = snap.to_move === p.colour ? "active" : "";
       tr.dataset.colour = p.colour;
@@ -107,7 +103,7 @@
   function quilts(snap) {
     const size = snap.game === "patchwork-express" ? 7 : 9;
     const box = ((snap.record || {}).meta || {}).box_quilt;
-    (snap.players || []).forEach((p, i) => {
+    seats(snap).forEach((p, i) => {
       const name = $(`q-${i}-name`);
       name.textContent = "";
       name.append(named(p));
@@ -151,7 +147,8 @@
     offer(snap);
     quilts(snap);
     headline(snap);
-    const said = snap.instruction || "";
+    const said = snap.mode === "deal" ? "Lay the patches out one by one as the box's screen shows them."
+      : snap.instruction || "";
     text("instruction", said === $("to-move").textContent ? "" : said);
     text("winner", "");
     text("warnings", (snap.warnings || []).join(" / "));
