@@ -49,7 +49,8 @@ The snapshot (``format`` = ``"patchwork-live/1"``), a JSON object:
   ``targets``, ``expected``, ``wrong``, ``leather``, ``income``).
 - ``instruction``: the last instruction or notice the OLED gave.
 - ``over``, ``winner`` (colour or null), ``scores`` (final or as they stand),
-  ``warnings``.
+  ``warnings`` (the full texts, as logged) and ``badge`` (the same in the
+  players' words, as the OLED's corner shows them).
 - ``moves``: the game's moves so far in the game-record format, and
   ``corrections`` (``{"player", "delta", "after_move"}``); ``record``: the
   whole game record so far (``patchwork-game-record/1``), which replays to
@@ -160,6 +161,7 @@ def build_snapshot(cap: Capture, seq: int, run: str, now: float | None = None) -
                   "scores": [], "moves": [], "corrections": [], "warnings": list(cap.warnings)}
     snap["oled"] = {"lines": oled_lines(cap.screen), "png": oled_png(cap.screen)}
     snap["instruction"] = instruction(cap.screen, cap.notice)
+    snap["badge"] = cap.screen.warning if cap.screen is not None else ""
     if cap.lights is not None:
         # the active token at full brightness: half-way through a pulse (view.leds.pulse)
         snap["leds"] = space_colours(cap.lights)

@@ -88,3 +88,14 @@ def test_the_hub_says_when_the_box_stopped_and_when_it_is_back(tmp_path):
     assert hub.event is before
     hub.check_alive(now)                                    # heard of again
     assert b"stopped_s" not in hub.event
+
+
+def test_the_page_gets_the_oleds_words_for_a_warning_and_the_full_text_beside():
+    from firmware_py.feed import build_snapshot
+    from test_feed import _capture, _ui_after
+    from test_faults_rig import GOLDEN_RECORDS
+    ui = _ui_after(GOLDEN_RECORDS[0], 3)
+    full = "sensor offline: device lost (SerialException: device reports readiness)"
+    ui.sensor_status(False, full)
+    snap = build_snapshot(_capture(ui), 1, "run")
+    assert snap["badge"] == "sensor unplugged" and full in snap["warnings"]

@@ -140,7 +140,7 @@ def _rules(parts: list, ticks: list, y, left: int, right: int) -> None:
 
 
 def bar_chart(title: str, labels: list[str], series: list[tuple[str, list[float], str]],
-              width: int = 560, height: int = 240) -> str:
+              width: int = 420, height: int = 240) -> str:
     """A grouped bar chart: ``series`` = [(name, values per label, CSS colour)]; values may
     be negative: the axis goes through zero and a bar grows up or down from it."""
     top, bottom, left = 26, 44, 40
@@ -165,7 +165,7 @@ def bar_chart(title: str, labels: list[str], series: list[tuple[str, list[float]
     return "".join(parts)
 
 
-def line_chart(title: str, series: list[tuple[str, list[float], str]], width: int = 560,
+def line_chart(title: str, series: list[tuple[str, list[float], str]], width: int = 420,
                height: int = 240) -> str:
     """Scores over the games (1, 2, ...): ``series`` = [(name, values, CSS colour)], a line
     with a dot per game (so a single game shows), the axis through zero."""

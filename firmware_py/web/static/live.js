@@ -151,7 +151,8 @@
       : snap.instruction || "";
     text("instruction", said === $("to-move").textContent ? "" : said);
     text("winner", "");
-    text("warnings", (snap.warnings || []).join(" / "));
+    text("warnings", snap.badge || (snap.warnings || []).join(" / "));   // the OLED's words
+    $("warnings").title = (snap.warnings || []).join("\n");                 // the full texts
     const oled = $("oled");
     if (snap.oled && snap.oled.png) { oled.src = "data:image/png;base64," + snap.oled.png; oled.hidden = false; }
     text("oled-text", (snap.oled && snap.oled.lines || []).join("\n"));
