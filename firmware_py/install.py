@@ -57,6 +57,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from .disk import replace_symlink, write_durably
 from .install_plan import ARCHES, MODELS, Plan, core_clock_sections, make_plan, model_from_text
 
 __all__ = [
@@ -861,10 +862,7 @@ class Installer:
             self.report("command link", "would change", f"would link {COMMAND_LINK} -> {binary}")
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        tmp.unlink(missing_ok=True)
-        os.symlink(str(binary), tmp)
-        os.replace(tmp, path)
+        replace_symlink(path, str(binary))
         self.report("command link", "changed", f"linked {COMMAND_LINK} -> {binary} (on the PATH)")
 
     def check_config(self, binary: PurePosixPath) -> None:
@@ -960,23 +958,7 @@ def _with_extra(spec: str) -> str:
 def _atomic_write(path: Path, data: bytes, mode: int) -> None:
     """Write ``data`` to ``path`` durably: temp file, fsync, rename, fsync the folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    write_durably(path, data, mode)
 
 
 # --------------------------------------------------------------------------- CLI

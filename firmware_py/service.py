@@ -103,7 +103,7 @@ class Service:
         self.wall = wall
         self.folder = Path(folder)
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
-        self.keeper = Keeper(self.folder, clock, wall, self._touch)
+        self.keeper = Keeper(self.folder, clock, wall, self._touch, lambda: self.post(None))
         self.journal = self.keeper.journal
         self.history = self.keeper.history
         self.buttons = ButtonClassifier(cfg["buttons"]["hold_seconds"],
@@ -241,6 +241,7 @@ class Service:
         self.post(None)
         if self._thread is not None:
             self._thread.join(timeout)
+        self.keeper.stop()
 
     def step(self) -> float | None:
         """One turn of the loop on the calling thread: every queued event, then the timers;

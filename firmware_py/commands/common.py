@@ -61,6 +61,21 @@ def found_path(found) -> str | None:
     return str(found.path) if found.path is not None else None
 
 
+def reconcile_store(folder: Path) -> None:
+    """Before a command reads the history: an index that lost rows (deleted, emptied, an old
+    copy put back) is rebuilt from the records, said on standard error. Any error is left
+    to the reading that follows, which says it."""
+    import sqlite3
+
+    from ..store import History
+    try:
+        said = History(folder).reconcile()
+    except (OSError, sqlite3.Error):
+        return
+    if said:
+        print(f"patchwork-companion: {said}", file=sys.stderr)
+
+
 def fail(message: str) -> int:
     """Print ``patchwork-companion: message`` on standard error; returns exit status 2."""
     print(f"patchwork-companion: {message}", file=sys.stderr)

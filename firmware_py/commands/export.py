@@ -28,7 +28,7 @@ def run(args, out=None) -> int:
     """The command; returns the exit status."""
     import sqlite3
 
-    from ..companion.journal import write_atomic
+    from ..disk import write_durably
     from ..store import History
     from ..store.export import to_bgstats_text, to_csv, to_jsonl
     folder = store_folder(args)
@@ -49,7 +49,7 @@ def run(args, out=None) -> int:
     if args.output:
         target = Path(args.output)
         try:
-            write_atomic(target, text.encode(), target.with_name(f".{target.name}.tmp"))
+            write_durably(target, text.encode())
         except OSError as exc:
             return fail(f"export: cannot write {target}: {exc.strerror or exc}")
         return 0

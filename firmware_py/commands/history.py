@@ -14,7 +14,7 @@ import json
 import sqlite3
 import sys
 
-from .common import add_filters, add_store_options, fail, store_folder
+from .common import add_filters, add_store_options, fail, reconcile_store, store_folder
 
 
 def add_parser(sub) -> None:
@@ -53,6 +53,7 @@ def run(args, out=None) -> int:
         return 0 if not history.records.is_dir() else 2
     from ..store.history import dumps_row, row_text
     from ..store.stats import page_of_games
+    reconcile_store(folder)
     try:
         with history.index() as index:
             rows = page_of_games(index, args.player, args.game, args.limit or 1 << 62, 0)

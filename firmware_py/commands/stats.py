@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .common import add_store_options, fail, store_folder, GAMES
+from .common import add_store_options, fail, reconcile_store, store_folder, GAMES
 
 
 def add_parser(sub) -> None:
@@ -33,6 +33,7 @@ def run(args, out=None) -> int:
     if folder is None:
         return 2
     folder.mkdir(parents=True, exist_ok=True)
+    reconcile_store(folder)
     try:
         with History(folder).index() as index:
             players = player_stats(index, args.game)
