@@ -40,14 +40,17 @@ The snapshot (``format`` = ``"patchwork-live/1"``), a JSON object:
   ``colour``, ``name``, ``position`` (time-board space), ``buttons``,
   ``income``, ``score`` (as it stands), ``empty`` (squares), ``special``
   (holds the 7x7 special tile).
-- ``offer``: the ids of the (up to) three patches on offer.
+- ``offer``: the ids of the (up to) three patches on offer (in a free layout
+  the first three of those left: any may be bought); ``layout``: "dealt" or
+  "free"; ``left``: how many patches are still on the table.
 - ``oled``: ``{"lines": [text, ...], "png": base64 PNG of the 128x64 screen}``.
 - ``leds``: one ``[r, g, b]`` per time-board space (the active token at full
   brightness), and ``lights``: the layers behind them (``tokens``, ``active``,
   ``targets``, ``expected``, ``wrong``, ``leather``, ``income``).
 - ``instruction``: the last instruction or notice the OLED gave.
 - ``over``, ``winner`` (colour or null), ``scores`` (final or as they stand),
-  ``warnings``.
+  ``warnings`` (the full texts, as logged) and ``badge`` (the same in the
+  players' words, as the OLED's corner shows them).
 - ``moves``: the game's moves so far in the game-record format, and
   ``corrections`` (``{"player", "delta", "after_move"}``); ``record``: the
   whole game record so far (``patchwork-game-record/1``), which replays to
@@ -79,6 +82,8 @@ FORMAT = "patchwork-live/1"
 LIVE_FILE = "live.json"
 SOCKETS = "feed"
 MAX_DATAGRAM = 200_000      #: larger snapshots are announced only (read live.json)
+BEAT_SECONDS = 5.0          #: a quiet publisher touches live.json this often (it still runs)
+STALE_SECONDS = 20.0        #: live.json untouched this long: the game service has stopped
 
 
 def feed_dir(cfg: dict | None = None) -> Path:
@@ -133,7 +138,8 @@ def capture_ui(ui, screen, lights) -> Capture:
     names = session.setup.seat_names() if session is not None else None
     warnings = tuple(v for k, v in ui.warnings.items() if k != PIN_WARNING)
     if PIN_WARNING in ui.warnings and screen is not None:
-        screen = replace(screen, warning=" / ".join(warnings))
+        from .companion.badges import badge
+        screen = replace(screen, warning=badge(warnings))
     return Capture(ui.mode, ui.notice, session.setup if session else None,
                    tuple(session.groups) if session else (), ui.state, screen, lights,
                    warnings, tuple(names) if names else None,
@@ -157,6 +163,7 @@ def build_snapshot(cap: Capture, seq: int, run: str, now: float | None = None) -
                   "scores": [], "moves": [], "corrections": [], "warnings": list(cap.warnings)}
     snap["oled"] = {"lines": oled_lines(cap.screen), "png": oled_png(cap.screen)}
     snap["instruction"] = instruction(cap.screen, cap.notice)
+    snap["badge"] = cap.screen.warning if cap.screen is not None else ""
     if cap.lights is not None:
         # the active token at full brightness: half-way through a pulse (view.leds.pulse)
         snap["leds"] = space_colours(cap.lights)
@@ -172,7 +179,8 @@ def build_snapshot(cap: Capture, seq: int, run: str, now: float | None = None) -
                 to_move=colours[state.to_move] if state.to_move is not None and cap.mode != "end"
                 else None,
                 winner=colours[result.winner] if result.winner is not None else None,
-                scores=result.scores, offer=list(state.offer[:3]))
+                scores=result.scores, offer=list(state.offer[:3]),
+                layout="free" if state.free else "dealt", left=len(state.circle))
     snap["players"] = [{"colour": colours[i], "name": names[i], "position": p.position,
                         "buttons": p.buttons, "income": p.income, "score": score(state, i),
                         "empty": p.empty, "special": state.special == i}
@@ -292,6 +300,18 @@ def ensure_folder(path: Path) -> Path:
     return path
 
 
+def feed_age(folder: str | Path, now: float | None = None) -> float | None:
+    """Seconds since the game service publishing into ``folder`` was last heard
+    of (``live.json``'s mtime: written on every change, touched every
+    :data:`BEAT_SECONDS` while quiet); None when nothing was ever published.
+    More than :data:`STALE_SECONDS` means the service has stopped."""
+    try:
+        mtime = (Path(folder) / LIVE_FILE).stat().st_mtime
+    except OSError:
+        return None
+    return max(0.0, (time.time() if now is None else now) - mtime)
+
+
 class FeedPublisher:
     """Publishes snapshots from its own thread; :meth:`submit` never blocks.
 
@@ -340,17 +360,30 @@ class FeedPublisher:
             return                      # publish nothing into a folder that is not ours
         while True:
             with self._cond:
-                while self._pending is None and not self._closing:
-                    self._cond.wait()
-                if self._pending is None:
+                if self._pending is None and not self._closing:
+                    self._cond.wait(BEAT_SECONDS)
+                quiet = self._pending is None and not self._closing
+                if self._pending is None and not quiet:
                     return
                 cap, self._pending = self._pending, None
+            if quiet:
+                self._beat()                    # readers see the service still runs
+                continue
             if cap == self._last:       # nothing a reader sees changed (e.g. a button's press edge)
                 continue
             try:
                 self.publish(cap)
                 self._last = cap
             except Exception as exc:  # noqa: BLE001  the feed must never take the game down
+                self._fail(exc)
+
+    def _beat(self) -> None:
+        """Touch ``live.json`` (its mtime is the service's sign of life, see
+        :func:`feed_age`); nothing when nothing was published yet."""
+        if self.published:
+            try:
+                os.utime(self.folder / LIVE_FILE)
+            except OSError as exc:
                 self._fail(exc)
 
     def _fail(self, exc: BaseException) -> None:

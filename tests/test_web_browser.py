@@ -3,9 +3,10 @@ the live table follows a game played on the sim backend, and the history and sta
 pages show a store of 200 games. Screenshots go to ``test-screenshots/``."""
 from __future__ import annotations
 
-import shutil
 
 import pytest
+
+from conftest import needs
 
 from firmware_py.app import start_companion
 from firmware_py.companion.journal import Journal
@@ -17,19 +18,15 @@ from firmware_py.sim.player import TablePlayer
 from firmware_py.web.library import Library
 from firmware_py.web.server import make_app
 from table_helpers import groups
-from web_helpers import ServerThread, chromium, fill_store, screenshot
+from web_helpers import ServerThread, fill_store, open_browser, screenshot
 
-pytestmark = pytest.mark.skipif(not (shutil.which("chromium") and shutil.which("chromedriver")),
-                                reason="needs Debian's chromium and chromium-driver")
+pytestmark = needs("chromium")
 
 
 @pytest.fixture
 def browser():
-    driver, profile = chromium()
-    driver.set_page_load_timeout(30)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    with open_browser() as driver:
+        yield driver
 
 
 def _wait(driver, condition, what: str, timeout: float = 20):
@@ -78,7 +75,7 @@ def test_the_live_page_follows_a_game_on_the_sim_backend(tmp_path, browser):
             _wait(browser, lambda d: _cell(d, mover, "score") != "", "the players' table")
             before = {c: (_cell(browser, c, "score"), _cell(browser, c, "position")) for c in colours}
             turn_before = browser.find_element(By.ID, "turn").text
-            assert turn_before == f"turn {len(companion.service.ui.session.groups)}"
+            assert turn_before == f"turn {len(companion.service.ui.session.groups) + 1}"   # the one being played
             assert browser.find_element(By.ID, "to-move").text == f"{mover.capitalize()}'s turn"
             offer = browser.find_elements(By.CSS_SELECTOR, "#offer img")
             assert [i.get_attribute("alt") for i in offer] == [f"patch {p}" for p in state.offer[:3]]
@@ -90,7 +87,7 @@ def test_the_live_page_follows_a_game_on_the_sim_backend(tmp_path, browser):
             player = TablePlayer(hands, record)
             player.step(done, plan[done])                      # the next move, by hand
             after_state = companion.service.call(lambda: companion.service.ui.state)
-            want_turn = f"turn {len(companion.service.ui.session.groups)}"
+            want_turn = f"turn {len(companion.service.ui.session.groups) + 1}"   # the one being played
             _wait(browser, lambda d: d.find_element(By.ID, "turn").text == want_turn,
                   "the turn number to change")
             score = str(after_state.players[state.to_move].buttons

@@ -7,6 +7,7 @@ import os
 import shutil
 import tempfile
 import threading
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -97,6 +98,19 @@ def chromium():
         options.add_argument(flag)
     service = Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
     return webdriver.Chrome(options=options, service=service), profile
+
+
+@contextmanager
+def open_browser(page_load_timeout: float = 30):
+    """A fresh headless Chromium (:func:`chromium`) for a ``with`` block; quit and its
+    profile removed afterwards."""
+    driver, profile = chromium()
+    driver.set_page_load_timeout(page_load_timeout)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
 
 
 def screenshot(driver, name: str) -> Path:

@@ -36,6 +36,7 @@ class Table:
     online: bool = False
     state: dict = field(default_factory=dict)
     last_seen: float = 0.0
+    offline_since: float | None = None    # scoreboard clock, when it went offline
     events: int = 0
     seen: dict = field(default_factory=dict)
 
@@ -93,7 +94,9 @@ class Board:
         if kind == "status":
             status = topics.parse_status(payload)
             table = self._table(name, now)
-            table.online = status == "online"
+            was, table.online = table.online, status == "online"
+            if not table.online and (was or table.offline_since is None):
+                table.offline_since = now
             return True
         if kind == "state":
             state = topics.parse_state(payload)
@@ -149,10 +152,12 @@ class Board:
         return True
 
     # ----- views ------------------------------------------------------------------------
-    def rows(self) -> list[dict]:
+    def rows(self, now: float | None = None) -> list[dict]:
         """One row per table, by name: ``table``, ``online``, ``game``, ``turn``,
         ``to_move`` (a name or ''), ``players`` ([name, score] twice), ``over``, ``winner``,
-        ``events`` counted and ``ts`` (when the box accepted its last move, seconds since 1970)."""
+        ``events`` counted, ``ts`` (when the box accepted its last move, seconds since 1970)
+        and ``offline_s`` (seconds it has been offline at ``now``, the scoreboard clock;
+        None when online or unknown)."""
         out = []
         for name in sorted(self.tables):
             t = self.tables[name]
@@ -164,7 +169,9 @@ class Board:
                         "to_move": players[to_move][0] if players and to_move is not None else "",
                         "winner": players[s["winner"]][0] if players and s.get("winner") is not None
                         and s.get("over") else "",
-                        "players": players, "events": t.events, "ts": s.get("ts", 0.0)})
+                        "players": players, "events": t.events, "ts": s.get("ts", 0.0),
+                        "offline_s": None if t.online or t.offline_since is None or now is None
+                        else round(max(0.0, now - t.offline_since))})
         return out
 
     def standings(self) -> list[dict]:
@@ -209,9 +216,10 @@ class Board:
                  "record": g.record is not None}
                 for g in sorted(self.finished.values(), key=lambda g: (g.table, g.game_id))]
 
-    def snapshot(self) -> dict:
-        """Everything the page shows, as one JSON-ready dict."""
-        return {"club": self.club, "version": self.version, "tables": self.rows(),
+    def snapshot(self, now: float | None = None) -> dict:
+        """Everything the page shows, as one JSON-ready dict (``now``: the scoreboard
+        clock, for how long tables have been offline)."""
+        return {"club": self.club, "version": self.version, "tables": self.rows(now),
                 "standings": self.standings(), "finished": len(self.finished),
                 "finished_games": self.finished_rows(),
                 "rejected": self.rejected, "last_rejection": self.last_rejection}

@@ -135,6 +135,7 @@ class ClubBridge:
         self._worker: threading.Thread | None = None
         self._stopping = False
         self._since = 0.0                     # when the current connection came up (monotonic)
+        self._service = True                  # the game service runs (its feed is alive)
         self._short = 0                       # short connections in a row
         self.client = self._client(client_id or f"patchwork-{settings.club}-{settings.table}")
 
@@ -184,6 +185,19 @@ class ClubBridge:
         """Publish the game as it stands (thread-safe, returns at once)."""
         self._jobs.put(("offer", offer))
 
+    def service_running(self, running: bool) -> None:
+        """The box's game service runs (True) or has stopped (False): the table's
+        retained ``status`` says ``online`` or ``offline`` (thread-safe)."""
+        self._jobs.put(("service", running))
+
+    def _on_service(self, running: bool) -> None:
+        self._service = running
+        if self.connected:
+            self.client.publish(self._topic("status"), self._status(), qos=1, retain=True)
+
+    def _status(self) -> bytes:
+        return b"online" if self._service else b"offline"
+
     # ----- the worker ----------------------------------------------------------------
     def _run(self) -> None:
         while True:
@@ -210,7 +224,7 @@ class ClubBridge:
             self.error = ""
         LOG.info("club: connected to %s:%s as table %s of club %s", self.settings.host,
                  self.settings.port, self.settings.table, self.settings.club)
-        self.client.publish(self._topic("status"), b"online", qos=1, retain=True)
+        self.client.publish(self._topic("status"), self._status(), qos=1, retain=True)
         if self._state is not None:
             self.client.publish(self._topic("state"), self._state, qos=1, retain=True)
         self._pump()

@@ -152,7 +152,7 @@ class Scoreboard:
 
     def snapshot(self) -> dict:
         """The board plus the broker's status, JSON-ready."""
-        return {**self.board.snapshot(), "broker_online": self.broker_online,
+        return {**self.board.snapshot(time.monotonic()), "broker_online": self.broker_online,
                 "broker_error": self.broker_error}
 
     # ----- HTTP side ------------------------------------------------------------------

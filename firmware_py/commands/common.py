@@ -13,7 +13,7 @@ def add_store_options(parser) -> None:
     """``--config FILE`` and ``--store DIR`` (which store to read)."""
     parser.add_argument("--config", help="TOML config file (the store is in its journal.dir)")
     parser.add_argument("--store", help="the store folder itself (default: journal.dir of the "
-                        "config; the terminal simulator keeps its games in <that>/sim)")
+                        "config, where run and the terminal simulator keep their games)")
 
 
 def add_filters(parser) -> None:
@@ -28,7 +28,14 @@ def store_folder(args) -> Path | None:
         return Path(args.store).expanduser()
     from ..config import state_dir
     _, cfg = discover(getattr(args, "config", None), quiet)
-    return None if cfg is None else state_dir(cfg)
+    if cfg is None:
+        return None
+    folder = state_dir(cfg)
+    legacy = folder / "sim" / "records"
+    if legacy.is_dir() and any(legacy.glob("*.json")):
+        print(f"note: reading the store in {folder}; games of an older simulator are in "
+              f"{legacy.parent} (--store {legacy.parent} reads them)", file=sys.stderr)
+    return folder
 
 
 def quiet(line: str, ok: bool) -> None:

@@ -111,8 +111,8 @@ def analysis(history, game_id: str, out) -> int:
 def show(folder, game_id: str, out) -> int:
     """Print one game's tally and its turn-by-turn table (control characters of a record's
     names shown escaped, as in the list)."""
-    from ..store.dates import shown as shown_date
     from ..store.text import shown as _shown
+    from ..store.wording import duration_text, when_text
     from ..web.library import Library
     library = Library(folder)
     found = library.game(game_id)
@@ -121,13 +121,18 @@ def show(folder, game_id: str, out) -> int:
                     "('patchwork-companion history' lists the ids)")
     row, record = found
     print(f"{_shown(row['id'])}  {row['game']} ({row['time_board']} time board), "
-          f"started {_shown(shown_date(row.get('started')) or '?')}", file=out)
+          f"started {_shown(when_text(row.get('started'), row.get('ended')) or '?')}"
+          + (f", {duration_text(row.get('duration_s'))}" if row.get("duration_s") else ""),
+          file=out)
     print(f"{'player':12} {'buttons':>7} {'special':>7} {'empty':>5} {'score':>5}", file=out)
     for p in row["players"]:
         mark = "  winner" if p["winner"] else ""
         print(f"{_shown(p['name']):12} {p['buttons']:7d} {7 if p['special'] else 0:7d} {p['empty']:5d} "
               f"{p['score']:5d}{mark}", file=out)
     names = [_shown(p["name"]) for p in row["players"]]
+    winner = next((i for i, p in enumerate(row["players"]) if p["winner"]), None)
+    print(result_text(names, [p["score"] for p in row["players"]], winner,
+                      bool(row.get("tie_break"))), file=out)
     group = "space buttons income empty score"
     print("", file=out)
     print(f"{'':3}  {'':36}" + "".join(f"  {n[:len(group)]:<{len(group)}}" for n in names),
@@ -136,7 +141,7 @@ def show(folder, game_id: str, out) -> int:
     for k, frame in enumerate(library.replay_steps(record)[1:], 1):
         cells = "".join(f"  {p['position']:5d} {p['buttons']:7d} {p['income']:6d} {p['empty']:5d} "
                         f"{p['score']:5d}" for p in frame["players"])
-        text = _shown(frame["text"].split(": ", 1)[1])
+        text = _shown(frame["text"].split(": ", 1)[1].split(" (")[0].split(",")[0].split(";")[0])
         print(f"{k:3d}  {text[:36]:36}{cells}".rstrip(), file=out)
     return 0
 

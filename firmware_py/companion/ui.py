@@ -341,7 +341,7 @@ class TableUI(BoxTable):
 
     def _arm(self) -> None:
         action = self.selected()
-        who = self._colour(self.state.to_move)
+        who = self._who(self.state.to_move)
         if action is None:
             self.notice = f"{who}: NEXT chooses a patch"
             return
@@ -445,7 +445,7 @@ class TableUI(BoxTable):
         elif g.button == "back":
             self.consume_reading = True
             self._to_turn()
-            self.notice = f"{self._colour(self.state.to_move)}: move the token back"
+            self.notice = f"{self._who(self.state.to_move)}: move the token back"
 
     def _on_leather(self, g: Gesture) -> None:
         if g.kind == HOLD and g.button == "back":
@@ -498,13 +498,13 @@ class TableUI(BoxTable):
         events = self.session.commit(group, box)
         self.tentative = before if tentative else None
         self.notice = ""
-        said = intents.notices(events, self.session.setup.colours)
+        said = intents.notices(events, self.session.setup.seat_names())
         if not said and all(isinstance(a, (PlaceLeather, DiscardLeather)) for a in group):
             said = self.instruction     # the move's instruction still stands
         self.instruction = said
         if not self.instruction and isinstance(group[0], Correction):
             buttons = self.state.players[group[0].player].buttons
-            self.instruction = f"{self._colour(group[0].player)}: {buttons} buttons now"
+            self.instruction = f"{self._who(group[0].player)}: {buttons} buttons now"
         self._after_commit()
         return True
 
@@ -525,6 +525,10 @@ class TableUI(BoxTable):
         if any(intents.why_not(state, Buy(pid)) for pid in state.offer[:3]):
             self.grey_told = True
             self.tip = "Dotted picture: can't buy it now"
+
+    def _who(self, player: int | None) -> str:
+        """The name of player 0/1 where known ("Anna", "Box"), else the colour ("Green")."""
+        return self.session.setup.seat_names()[player or 0]
 
     def _colour(self, player: int | None) -> str:
         """"Green"/"Yellow" for player 0/1 of the game in progress."""
@@ -569,14 +573,14 @@ class TableUI(BoxTable):
         state = self.state
         first = group[0]
         if isinstance(first, Correction):
-            return (f"{self._colour(first.player)}: buttons back to "
+            return (f"{self._who(first.player)}: buttons back to "
                     f"{state.players[first.player].buttons}")
         try:
             _, events = self.session.check(group)
         except IllegalActionError:
             events = ()
         player = next((e.player for e in events if hasattr(e, "player")), state.to_move)
-        return intents.undo_notice(events, state, self.session.setup.colours, player or 0)
+        return intents.undo_notice(events, state, self.session.setup.seat_names(), player or 0)
 
     def _write(self, body: dict) -> None:
         self.box_journalled = body.get("kind") == "plan"     # any other entry drops a plan

@@ -28,8 +28,9 @@ from ..disk import remove_temporaries, write_durably
 from ..rules import GameRecord, RecordError, dumps_record, parse_record, replay
 from .analyses import restore
 from .index import Index
-from .dates import clock_set, parse as parse_date, shown as shown_date, trusted_duration
+from .dates import clock_set, parse as parse_date, trusted_duration
 from .text import shown as _shown
+from .wording import duration_text, scores_text, when_text
 
 RECORDS, DATABASE, TEMPORARY = "records", "history.sqlite3", "record.tmp"   # TEMPORARY: older versions
 MAX_DURATION_S = 10 ** 9       # a larger meta.duration_s (over 30 years) is not a duration
@@ -300,16 +301,16 @@ def _damaged(exc: sqlite3.Error) -> bool:
 
 
 def row_text(row: dict) -> str:
-    """One history line: date (the end's, else the start's; "clock not set" when taken
-    before the clock was set), game, time board, players with scores, winner, duration (any
+    """One history line: start time, game, time board, players with scores (the winner
+    first), winner, duration in the wording every reader uses (:mod:`.wording`; any
     control character of a record's text shown escaped)."""
-    when = _shown(shown_date(row["ended"] if row["ended"] and (
-        clock_set(row["ended"]) or not clock_set(row["started"])) else row["started"]))
-    names = [f"{_shown(row[f'p{i}_name'])} {row[f'p{i}_score']}" for i in (0, 1)]
-    winner = _shown(row[f"p{row['winner']}_name"]) if row["winner"] is not None else "-"
-    minutes = f"{row['duration_s'] // 60} min" if row["duration_s"] is not None else "?"
+    when = _shown(when_text(row["started"], row["ended"]))
+    names = [_shown(row[f"p{i}_name"]) for i in (0, 1)]
+    scores = scores_text(names, [row["p0_score"], row["p1_score"]], row["winner"])
+    winner = names[row["winner"]] if row["winner"] is not None else "-"
+    length = duration_text(row["duration_s"]) or "?"
     return (f"{_shown(row['id'])}  {when:16}  {row['game']:17} {row['time_board']:8} "
-            f"{names[0]} : {names[1]}  winner {winner}  {minutes}")
+            f"{scores}  winner {winner}  {length}")
 
 
 def dumps_row(row: dict) -> str:

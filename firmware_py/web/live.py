@@ -16,7 +16,7 @@ import json
 import logging
 from pathlib import Path
 
-from ..feed import LIVE_FILE, FeedSubscriber, read_live
+from ..feed import LIVE_FILE, STALE_SECONDS, FeedSubscriber, feed_age, read_live
 
 LOG = logging.getLogger(__name__)
 
@@ -65,6 +65,7 @@ class LiveHub:
         self._task: asyncio.Task | None = None
         self.received = 0
         self._mtime = 0                 # live.json's mtime when last read
+        self.stopped: int | None = None  # whole minutes since the service stopped (None: runs)
 
     async def start(self) -> None:
         """Bind the socket and start listening (call inside the running loop)."""
@@ -93,9 +94,29 @@ class LiveHub:
                 snap.get("seq", 0) <= old.get("seq", 0):
             return
         self.snapshot = snap
-        self.event = sse_event(snap)
+        self.stopped = None
+        self._push(sse_event(snap))
+
+    def _push(self, event: bytes) -> None:
+        self.event = event
         for client in self.clients:
-            client.offer(self.event)
+            client.offer(event)
+
+    def check_alive(self, now: float | None = None) -> None:
+        """Say on every page when the game service has stopped: the snapshot held is
+        sent again with ``stopped_s`` (seconds since it was last heard of, see
+        :func:`~firmware_py.feed.feed_age`), again each whole minute; without it once
+        the service is heard of again."""
+        if self.snapshot is None:
+            return
+        age = feed_age(self.folder, now)
+        stale = age is not None and age > STALE_SECONDS
+        minute = int(age // 60) if stale else None
+        if minute == self.stopped:
+            return
+        self.stopped = minute
+        self._push(sse_event({**self.snapshot, "stopped_s": int(age)} if stale
+                             else self.snapshot))
 
     async def _watch(self) -> None:
         while True:
@@ -104,6 +125,7 @@ class LiveHub:
                 if not self.sub.bound():
                     LOG.info("live feed socket %s vanished: binding again", self.sub.path)
                     self._bind()
+                self.check_alive()
                 try:
                     mtime = (self.folder / LIVE_FILE).stat().st_mtime_ns
                 except FileNotFoundError:

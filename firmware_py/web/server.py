@@ -24,6 +24,7 @@ from ..rules import load_spec
 from . import pages, review, svg
 from .auth import COOKIE, AuthError, PinGate, check_origin
 from .live import LiveHub
+from .stream import pieces
 
 LOG = logging.getLogger(__name__)
 
@@ -211,9 +212,18 @@ async def export(request: web.Request) -> web.Response:
     if kind not in makers:
         raise web.HTTPNotFound(reason="no such export")
     fmt, ctype = makers[kind]
-    text = await asyncio.get_running_loop().run_in_executor(None, library.export_text, fmt)
-    return web.Response(text=text, content_type=ctype,
-                        headers={"Content-Disposition": f'attachment; filename="patchwork-{kind}"'})
+    response = web.StreamResponse(headers={
+        "Content-Type": f"{ctype}; charset=utf-8", **SECURITY_HEADERS,
+        "Content-Disposition": f'attachment; filename="patchwork-{kind}"'})
+    await response.prepare(request)
+    try:
+        async for piece in pieces(lambda: library.export_chunks(fmt)):
+            await response.write(piece)
+    except OSError as exc:                 # a record unreadable half-way: the file ends short
+        LOG.error("export %s stopped: %s", kind, exc)
+        return response
+    await response.write_eof()
+    return response
 
 
 async def stats(request: web.Request) -> web.Response:
