@@ -11,7 +11,6 @@ both players' space, buttons, income, empty squares and score after it).
 """
 from __future__ import annotations
 
-import json
 import sqlite3
 import sys
 
@@ -112,7 +111,7 @@ def show(folder, game_id: str, out) -> int:
     """Print one game's tally and its turn-by-turn table (control characters of a record's
     names shown escaped, as in the list)."""
     from ..store.text import shown as _shown
-    from ..store.wording import duration_text, when_text
+    from ..store.wording import duration_text, result_text, when_text
     from ..web.library import Library
     library = Library(folder)
     found = library.game(game_id)
