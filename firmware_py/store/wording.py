@@ -11,13 +11,15 @@ history: the command line, the LAN page and the exports.
 """
 from __future__ import annotations
 
-from .dates import shown
+from .dates import clock_set, shown
 
 
 def when_text(started: str | None, ended: str | None = None) -> str:
-    """"YYYY-MM-DD HH:MM" of an RFC 3339 ``started`` (else ``ended``); "clock not set"
-    for a date taken before the box's clock was set (:func:`.dates.shown`); "" when
-    neither is known."""
+    """"YYYY-MM-DD HH:MM" of an RFC 3339 ``started``; the end instead when the start is
+    unknown or was taken before the box's clock was set and the end was not; "clock not
+    set" when neither date can be trusted (:func:`.dates.shown`); "" when neither is known."""
+    if ended and not (started and clock_set(started)) and clock_set(ended):
+        return shown(ended)
     return shown(started or ended)
 
 
