@@ -133,6 +133,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "port": Key("int", 8080, "TCP port of the page", lo=1024, hi=65535),
         "pin_minutes": Key("int", 5, "how long a PIN shown on the OLED lets a browser edit "
                            "player names", lo=1, hi=60),
+        "hostnames": Key("list", [], "more names the page answers to (a reverse proxy's); it "
+                         "always answers to its address, this machine's host name and .local "
+                         "name, localhost and its own IP addresses"),
     },
     "club": {
         "enabled": Key("bool", False, "publish this table to the club's MQTT broker (from the "

@@ -23,6 +23,12 @@ COLOURS = {"green": "#1aa31a", "yellow": "#e6a000"}
 SERIES = ("#1aa31a", "#e6a000", "#3b6fd8", "#b5651d", "#8e44ad", "#555555")
 
 
+def script_json(value) -> str:
+    """``value`` as JSON safe inside a ``<script>`` element: every ``<`` is written
+    ``\\u003c``, so no text in it (``</script>``, ``<!--``) can end or bend the element."""
+    return json.dumps(value).replace("<", "\\u003c")
+
+
 def layout(title: str, here: str, body: str, scripts: tuple[str, ...] = ()) -> str:
     """A whole HTML page: header with the navigation, ``body`` (HTML), ``scripts`` (paths)."""
     nav = "".join(f'<a href="{href}"{" class=here" if href == here else ""}>{name}</a>'
@@ -133,7 +139,7 @@ def game_page(row: dict, steps: list[dict], editing: bool = False, message: str 
         f'<td class="num" id="r-{i}-empty"></td><td class="num" id="r-{i}-score"></td></tr>'
         for i, p in enumerate(row["players"]))
     gid = escape(str(row["id"]))
-    data = json.dumps({"steps": steps}).replace("</", "<\\/")
+    data = script_json({"steps": steps})
     board = svg.board_svg(spec.last_space, spec.income_spaces, spec.leather_spaces, "replay-board")
     body = f"""<h1>{GAME_NAMES.get(row["game"], escape(row["game"]))}, {_when(row)}</h1>
 <div class="grid"><section class="card"><h2>Replay</h2>{board}
