@@ -1,0 +1,149 @@
+"""The LAN page attacked in a real headless Chromium (Debian's chromium + chromedriver):
+a foreign name resolving to the box (DNS rebinding, with Chromium's host-resolver
+rules), a hostile player name in the replay viewer, and a live page whose event
+stream answers 502 for a while (a reverse proxy during a restart)."""
+from __future__ import annotations
+
+import asyncio
+import shutil
+from dataclasses import replace
+
+import pytest
+from aiohttp import web
+
+from firmware_py.store import History
+from firmware_py.web.library import Library
+from firmware_py.web.server import HUB, make_app
+from web_helpers import ServerThread, chromium, fill_store, golden_records, screenshot
+
+pytestmark = pytest.mark.skipif(not (shutil.which("chromium") and shutil.which("chromedriver")),
+                                reason="needs Debian's chromium and chromium-driver")
+
+
+def _wait(driver, condition, what: str, timeout: float = 20):
+    from selenium.webdriver.support.ui import WebDriverWait
+    return WebDriverWait(driver, timeout, poll_frequency=0.1).until(
+        lambda d: condition(d), message=f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def browser_with():
+    made = []
+
+    def make(*flags):
+        driver, profile = chromium(*flags)
+        driver.set_page_load_timeout(30)
+        made.append((driver, profile))
+        return driver
+    yield make
+    for driver, profile in made:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def test_a_page_on_a_rebound_name_gets_nothing(tmp_path, browser_with):
+    """evil.test resolves to the box (as a rebinding DNS answer would): the browser sends
+    Host evil.test, and the page serves it nothing; the box's own address still works."""
+    (tmp_path / "feed").mkdir()
+    fill_store(tmp_path / "store", 3)
+    app = make_app(tmp_path / "feed", Library(tmp_path / "store"), tmp_path / "names.json")
+    with ServerThread(app) as server:
+        driver = browser_with("--host-resolver-rules=MAP evil.test 127.0.0.1")
+        driver.get(f"http://evil.test:{server.port}/history")
+        body = driver.find_element("tag name", "body").text
+        screenshot(driver, "web-rebinding-refused")
+        assert "not served under the name" in body and "Anna" not in body
+        driver.get(f"http://127.0.0.1:{server.port}/history")
+        assert "Anna" in driver.find_element("tag name", "body").text
+
+
+def test_a_hostile_name_does_not_break_the_replay_viewer(tmp_path, browser_with):
+    record = golden_records()[0]
+    History(tmp_path / "store").file("20260101-180000-000001",
+                                     replace(record, players=("<!--<script>", "Ben"), result=None))
+    (tmp_path / "feed").mkdir()
+    app = make_app(tmp_path / "feed", Library(tmp_path / "store"), tmp_path / "names.json")
+    with ServerThread(app) as server:
+        driver = browser_with()
+        driver.get(f"http://127.0.0.1:{server.port}/game/20260101-180000-000001")
+        _wait(driver, lambda d: d.find_element("id", "step").text.startswith("0 / "),
+              "the replay viewer")
+        driver.find_element("id", "next").click()
+        _wait(driver, lambda d: d.find_element("id", "step").text.startswith("1 / "), "a step")
+        assert "<!--<script>" in driver.find_element("tag name", "body").text
+
+
+def test_the_live_page_reconnects_after_a_502_and_says_how_old_its_picture_is(tmp_path,
+                                                                               browser_with):
+    (tmp_path / "feed").mkdir()
+    app = make_app(tmp_path / "feed", None, tmp_path / "names.json")
+    failing = {"on": False}
+
+    @web.middleware
+    async def proxy(request, handler):
+        """A reverse proxy in front of a restarting service: 502 while ``failing``."""
+        if failing["on"] and request.path == "/events":
+            return web.Response(status=502, text="bad gateway")
+        return await handler(request)
+    app.middlewares.insert(0, proxy)
+    with ServerThread(app) as server:
+        hub = server.app[HUB]
+
+        def publish(seq):
+            server.loop.call_soon_threadsafe(hub.update, {
+                "run": "r", "seq": seq, "mode": "turn", "players": [], "game_id": None,
+                "last_space": 53, "leds": [], "warnings": [], "scores": []})
+        publish(1)
+        driver = browser_with()
+        driver.get(f"http://127.0.0.1:{server.port}/")
+        link = lambda d: d.find_element("id", "link").text          # noqa: E731
+        _wait(driver, lambda d: link(d) == "live", "the first snapshot")
+        failing["on"] = True
+        for client in list(hub.clients):                             # the service restarts
+            server.loop.call_soon_threadsafe(client.offer, b"")
+        _wait(driver, lambda d: "this picture is" in link(d) and "old" in link(d),
+              "the picture's age while the proxy answers 502")
+        screenshot(driver, "web-live-reconnecting")
+        failing["on"] = False
+        publish(2)
+        _wait(driver, lambda d: link(d) == "live" and d.find_element("id", "seq").text == "2",
+              "the page live again after the 502s", timeout=60)
+
+
+def test_the_scoreboard_page_reconnects_after_a_502(tmp_path, browser_with):
+    import json
+
+    from firmware_py.club.bridge import ClubSettings
+    from firmware_py.club.serve import Scoreboard
+    sb = Scoreboard(ClubSettings("127.0.0.1", 1, "c", "t"), tmp_path / "results")
+    app = sb.app()
+    failing = {"on": False}
+
+    @web.middleware
+    async def proxy(request, handler):
+        """A reverse proxy in front of a restarting scoreboard: 502 while ``failing``."""
+        if failing["on"] and request.path == "/events":
+            return web.Response(status=502, text="bad gateway")
+        return await handler(request)
+    app.middlewares.insert(0, proxy)
+    state = {"game_id": "g1", "turn": 3, "game": "patchwork", "over": False, "to_move": 0,
+             "winner": None, "ts": 1.0, "players": [
+                 {"name": n, "colour": c, "position": 0, "buttons": 5, "income": 0, "empty": 81,
+                  "score": -157} for n, c in (("Ann", "green"), ("Bob", "yellow"))]}
+    with ServerThread(app) as server:
+        driver = browser_with()
+        driver.get(f"http://127.0.0.1:{server.port}/")
+        status = lambda d: d.find_element("id", "status").text      # noqa: E731
+        _wait(driver, lambda d: status(d).startswith("broker unreachable"), "the first board")
+        failing["on"] = True
+
+        def drop_streams():
+            for conn in server._runner.server.connections:
+                conn.force_close()
+        server.loop.call_soon_threadsafe(drop_streams)
+        _wait(driver, lambda d: "this board is" in status(d), "the board's age during the 502s")
+        failing["on"] = False
+        server.loop.call_soon_threadsafe(sb._message, "patchwork/c/t7/state",
+                                         json.dumps(state).encode())
+        _wait(driver, lambda d: "t7" in d.find_element("id", "tables").text,
+              "the board live again after the 502s", timeout=60)
