@@ -52,6 +52,9 @@ The snapshot (``format`` = ``"patchwork-live/1"``), a JSON object:
   ``corrections`` (``{"player", "delta", "after_move"}``); ``record``: the
   whole game record so far (``patchwork-game-record/1``), which replays to
   this very state.
+- ``pin_asked``: how often the box's menu asked for a web PIN in this run (the
+  page shows a fresh PIN on the OLED when it goes up; the PIN itself is never
+  on the feed).
 
 Build snapshots with :func:`build_snapshot` (pure: capture in, dict out).
 """
@@ -104,7 +107,7 @@ class Capture:
     what the OLED and the LEDs show; ``warnings``: texts; ``names``: the two
     players' names in turn order (None: their colours); ``boxes``: per group, the
     box's move in a game against the box (else None), for the record's
-    ``meta.box_quilt``.
+    ``meta.box_quilt``; ``pin_asked``: how often the menu asked for a web PIN.
     """
 
     mode: str
@@ -117,6 +120,7 @@ class Capture:
     warnings: tuple[str, ...]
     names: tuple[str, str] | None = None
     boxes: tuple = ()
+    pin_asked: int = 0
 
 
 PIN_WARNING = "web PIN"     #: the UI warning key of a PIN shown for the web page
@@ -135,7 +139,7 @@ def capture_ui(ui, screen, lights) -> Capture:
     return Capture(ui.mode, ui.notice, session.setup if session else None,
                    tuple(session.groups) if session else (), ui.state, screen, lights,
                    warnings, tuple(names) if names else None,
-                   tuple(session.boxes) if session else ())
+                   tuple(session.boxes) if session else (), ui.pin_asked)
 
 
 def game_id(setup) -> str:
@@ -152,7 +156,8 @@ def build_snapshot(cap: Capture, seq: int, run: str, now: float | None = None) -
                   "mode": cap.mode, "game_id": None, "game": None, "time_board": None,
                   "last_space": cap.lights.last_space if cap.lights else 53, "turn": 0,
                   "to_move": None, "players": [], "offer": [], "over": False, "winner": None,
-                  "scores": [], "moves": [], "corrections": [], "warnings": list(cap.warnings)}
+                  "scores": [], "moves": [], "corrections": [], "warnings": list(cap.warnings),
+                  "pin_asked": cap.pin_asked}
     snap["oled"] = {"lines": oled_lines(cap.screen), "png": oled_png(cap.screen)}
     snap["instruction"] = instruction(cap.screen, cap.notice)
     if cap.lights is not None:

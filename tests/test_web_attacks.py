@@ -190,3 +190,35 @@ def test_half_sent_requests_are_closed_and_one_address_holds_few_connections(tmp
         out = proc.communicate(timeout=10)[0].decode()
     assert "Traceback" not in out
     assert "refused a connection from 127.0.0.1" in out
+
+
+def test_the_menu_on_the_box_gets_a_pin_while_strangers_are_held_off(site):
+    """'Web PIN' in the box's menu: the page shows a fresh PIN on the OLED (through the
+    live feed's ``pin_asked``), and it logs in though the page-wide back-off holds."""
+    from firmware_py.feed import ControlListener, FeedPublisher
+    from test_faults_rig import GOLDEN_RECORDS, wait_until
+    from test_feed import _capture, _ui_after
+    from test_screens_fit import hold, press
+    gate, hub = site.app[GATE], site.app[HUB]
+    for _ in range(30):                                   # strangers guessed a lot
+        gate.page.failed(gate.clock())
+    assert gate.page.wait(gate.clock()) > 60
+    shown = []
+    listener = ControlListener(site.feed, shown.append)
+    pub = FeedPublisher(site.feed)
+    try:
+        ui = _ui_after(GOLDEN_RECORDS[0], 5)
+        snap = pub.publish(_capture(ui))
+        wait_until(lambda: (hub.snapshot or {}).get("seq") == snap["seq"], "the first snapshot")
+        hold(ui, "ok")
+        press(ui, "next", ui.menu_items().index("Web PIN"))
+        press(ui, "ok")
+        assert ui.mode == "turn" and ui.pin_asked == 1
+        pub.publish(_capture(ui))
+        wait_until(lambda: shown and gate.pin is not None, "the PIN on the OLED")
+        assert gate.pin.at_box and gate.pin.value == shown[-1].pin
+        token = gate.login(shown[-1].pin, "192.168.1.20")
+        assert gate.allowed(token)
+    finally:
+        pub.close()
+        listener.close()

@@ -307,6 +307,15 @@ async def save_players(request: web.Request) -> web.Response:
     raise web.HTTPSeeOther("/players?msg=saved")
 
 
+def _pin_for_the_box(gate: PinGate) -> None:
+    """The box's menu asked for a PIN: show a new one (never held up by guessing)."""
+    try:
+        gate.issue(at_box=True)
+        LOG.info("web: a PIN was asked for on the box and is shown on the OLED")
+    except AuthError as exc:
+        LOG.warning("web: the box asked for a PIN, but %s", exc)
+
+
 # ----- the application ---------------------------------------------------------------------
 
 def make_app(feed: str | Path, library=None, names_file: str | Path | None = None,
@@ -321,6 +330,7 @@ def make_app(feed: str | Path, library=None, names_file: str | Path | None = Non
     app[LIBRARY] = library
     app[NAMES] = Path(names_file) if names_file else Path(feed) / "names.json"
     app[HOSTS] = hosts if hosts is not None else allowed_names("127.0.0.1")
+    app[HUB].on_pin_asked = lambda: _pin_for_the_box(app[GATE])
     app.router.add_get("/", live)
     app.router.add_get("/api/live", live_json)
     app.router.add_get("/events", events)
