@@ -60,7 +60,7 @@ class ResultStore:
             self.bytes = self._db.execute("SELECT COALESCE(SUM(LENGTH(record)), 0) FROM games"
                                           ).fetchone()[0]
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"cannot keep the results in {self.path}: "
+            raise StoreError(f"cannot keep the results in {self.folder}: "
                              f"{getattr(exc, 'strerror', None) or exc}") from None
 
     def save(self, game: Finished) -> None:
