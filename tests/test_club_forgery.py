@@ -148,3 +148,54 @@ def test_a_finished_game_survives_a_broker_killed_outright(tmp_path, monkeypatch
     finally:
         box.stop()
         broker.kill()
+
+
+def _certificates(folder) -> tuple:
+    """A throw-away CA and a server certificate for 127.0.0.1 signed by it (openssl)."""
+    import subprocess
+
+    def run(*args):
+        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=folder)
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=club CA",
+        "-keyout", "ca.key", "-out", "ca.crt")
+    run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
+        "-keyout", "server.key", "-out", "server.csr")
+    (folder / "ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+        "-CAcreateserial", "-days", "2", "-extfile", "ext", "-out", "server.crt")
+    return folder / "ca.crt", folder / "server.crt", folder / "server.key"
+
+
+def test_a_box_reaches_a_tls_listener_with_the_clubs_ca_and_refuses_another(tmp_path):
+    """The README's TLS recipe: Mosquitto's listener with the club's CA; a box with
+    ``tls = true`` and that CA connects; with another CA it refuses the broker."""
+    import shutil
+    from dataclasses import replace
+    if shutil.which("openssl") is None:
+        pytest.skip("needs openssl")
+    ca, cert, key = _certificates(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    other_ca, _, _ = _certificates(other)
+    broker = Broker(tmp_path)
+    broker.conf.write_text(broker.conf.read_text().replace(
+        "allow_anonymous false\n",
+        f"allow_anonymous false\ncafile {ca}\ncertfile {cert}\nkeyfile {key}\n"))
+    broker.start()
+    settings = replace(broker.settings("t1", club="c"), tls=True, ca_file=str(ca))
+    good = ClubBridge(settings, tmp_path / "good.sqlite").start()
+    bad = ClubBridge(replace(settings, table="t2", ca_file=str(other_ca)),
+                     tmp_path / "bad.sqlite").start()
+    try:
+        assert _wait(lambda: good.connected, 15)
+        plain = ClubBridge(broker.settings("t3", club="c"), tmp_path / "plain.sqlite").start()
+        try:
+            time.sleep(2)
+            assert not plain.connected                    # no clear text on the TLS listener
+            assert not bad.connected                      # a broker the club's CA did not sign
+        finally:
+            plain.stop()
+    finally:
+        good.stop()
+        bad.stop()
+        broker.kill()
