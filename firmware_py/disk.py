@@ -15,7 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["fsync_dir", "write_durably", "write_text_durably"]
+__all__ = ["fsync_dir", "make_folder", "write_durably", "write_text_durably"]
 
 
 def fsync_dir(path: str | os.PathLike) -> None:
@@ -26,6 +26,23 @@ def fsync_dir(path: str | os.PathLike) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def make_folder(path: str | os.PathLike, shared: bool = False) -> Path:
+    """Create the folder ``path`` (and missing parents) if it is missing, private to its
+    owner whatever the umask: mode 0700, or with ``shared`` 0700 plus the group bits of
+    the folder it is in (so ``records/`` in a folder the group may use, such as systemd's
+    StateDirectory of mode 1770, is the group's too). An existing folder is left as it
+    is. Returns ``path``; raises OSError (FileExistsError for a file in the way)."""
+    folder = Path(path)
+    if folder.is_dir():
+        return folder
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    mode = 0o700
+    if shared:
+        mode |= folder.parent.stat().st_mode & 0o070
+    os.chmod(folder, mode)
+    return folder
 
 
 def write_durably(path: str | os.PathLike, data: bytes, mode: int = 0o644) -> None:

@@ -283,15 +283,23 @@ def oled_png(screen) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def ensure_folder(path: Path) -> Path:
-    """Create ``path`` (mode 0750) if missing and check that it is ours: a folder another
-    user made first (e.g. under /tmp) could feed us false states or read the feed.
-    Raises PermissionError (an OSError) when it belongs to another user."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o750)
-    owner = path.stat().st_uid
-    if owner != os.getuid():
-        raise PermissionError(f"{path} belongs to user {owner}, not to us ({os.getuid()}): "
-                              "not using it for the live feed")
+def ensure_folder(path: Path, shared: bool = False) -> Path:
+    """Create ``path`` (mode 0750; with ``shared``, the group may also write where the
+    folder it is in lets the group write, as systemd's RuntimeDirectory of mode 0770
+    does, so the web page's user can bind its socket) if missing, and check that it is
+    ours or our group's: a folder another user made first (e.g. under /tmp) could feed
+    us false states or read the feed. Raises PermissionError (an OSError) when it
+    belongs to another user and not to a group of ours, or others may write it."""
+    if not path.is_dir():
+        path.mkdir(parents=True, exist_ok=True, mode=0o750)
+        if shared and path.stat().st_uid == os.getuid():
+            os.chmod(path, 0o750 | (path.parent.stat().st_mode & 0o020))
+    st = path.stat()
+    ours = st.st_uid == os.getuid()
+    group = st.st_gid in (os.getgid(), *os.getgroups()) and not st.st_mode & 0o002
+    if not (ours or group):
+        raise PermissionError(f"{path} belongs to user {st.st_uid}, not to us ({os.getuid()}) "
+                              f"nor to a group of ours: not using it for the live feed")
     return path
 
 
@@ -300,6 +308,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     old or the new file, never half of one. Not fsynced: the feed folder lives in RAM."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as fh:
+        os.fchmod(fh.fileno(), 0o640)          # the web page's user reads it (group)
         fh.write(data)
     os.replace(tmp, path)
 
@@ -346,7 +355,7 @@ class FeedPublisher:
     def _run(self) -> None:
         try:
             ensure_folder(self.folder)
-            ensure_folder(self.sockets)
+            ensure_folder(self.sockets, shared=True)
         except OSError as exc:
             self._fail(exc)
             return                      # publish nothing into a folder that is not ours
@@ -414,7 +423,7 @@ def bind_datagram(path: Path, receive_buffer: int | None = None) -> socket.socke
     """An AF_UNIX datagram socket bound at ``path`` (its folder made private first, a stale
     socket file there replaced); ``receive_buffer`` in bytes, or the system's default.
     Raises OSError when the folder cannot be made or the socket not bound."""
-    ensure_folder(path.parent)
+    ensure_folder(path.parent, shared=path.parent.name == SOCKETS)
     try:
         path.unlink()
     except FileNotFoundError:
@@ -423,6 +432,7 @@ def bind_datagram(path: Path, receive_buffer: int | None = None) -> socket.socke
     if receive_buffer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
     sock.bind(str(path))
+    os.chmod(path, 0o660)                      # the other side (its group) may send to it
     return sock
 
 

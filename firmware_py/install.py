@@ -8,7 +8,8 @@ second run changes nothing):
    ``apt``          apt-get install the Raspberry Pi OS packages of the plan that are missing
                     (build tools only when a pip requirement has no wheel here)
 1. ``sysusers``     /etc/sysusers.d/patchwork-companion.conf (the user and its groups)
-2. ``user``         system user ``patchwork`` in gpio, i2c, spi, dialout (systemd-sysusers)
+2. ``user``         system user ``patchwork`` in gpio, i2c, spi, dialout, and the web page's
+                    user ``patchwork-web`` in the group ``patchwork`` (systemd-sysusers)
 3. ``venv``         /opt/patchwork-companion/venv
 4. ``config``       /etc/patchwork-companion/config.toml from the default, only if absent
                     (``backend = "pi"``, journal in /var/lib/patchwork-companion)
@@ -70,6 +71,7 @@ __all__ = [
 SERVICE = "patchwork-companion.service"
 WEB_SERVICE = "patchwork-companion-web.service"
 USER = "patchwork"
+WEB_USER = "patchwork-web"     #: the web page's own user, a member of the group USER
 GROUPS = ("gpio", "i2c", "spi", "dialout")
 PREFIX = PurePosixPath("/opt/patchwork-companion")
 VENV = PREFIX / "venv"
@@ -733,11 +735,14 @@ class Installer:
         return any(n in self._changed or self._would(n) for n in names)
 
     def step_user(self) -> None:
-        """Create the 'patchwork' system user and its groups with systemd-sysusers."""
+        """Create the 'patchwork' system user and its groups, and the web page's user
+        'patchwork-web' in the group 'patchwork', with systemd-sysusers."""
         users, groups = _read_passwd_groups(self.root)
         missing = [g for g in GROUPS if USER not in groups.get(g, set())]
-        if USER in users and not missing:
-            self.report("user", "ok", f"{USER} exists in {', '.join(GROUPS)}")
+        if WEB_USER not in groups.get(USER, set()):
+            missing.append(f"{WEB_USER} in {USER}")
+        if USER in users and WEB_USER in users and not missing:
+            self.report("user", "ok", f"{USER} exists in {', '.join(GROUPS)}; {WEB_USER} in {USER}")
             return
         if self.run_commands:
             self.command("user", ["systemd-sysusers", str(SYSUSERS)])

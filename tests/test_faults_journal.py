@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from firmware_py.cli import main
+from firmware_py import disk as disk_module
 from firmware_py.companion import journal as J
 from firmware_py.companion.journal import Journal
 from firmware_py.rules import parse_record, replay, untracked_copy
@@ -292,7 +293,8 @@ def test_a_new_game_replaces_the_journal_only_once_the_last_record_is_saved(tmp_
 class Disk:
     """The journal's disk. As root: a real 256 KiB tmpfs (filled up for ENOSPC, remounted
     read-only for EROFS). Otherwise, or for EIO: the error injected at the OS call
-    boundary of the journal module (``os.fsync``/``os.open`` fail)."""
+    boundary of the journal module and of ``disk.py``, which writes the records
+    (``os.fsync``/``os.open`` fail)."""
 
     def __init__(self, root: Path, monkeypatch):
         self.root = root
@@ -319,6 +321,7 @@ class Disk:
         else:
             self._fail = FailingOs(code, ("fsync", "open"))
             self.monkeypatch.setattr(J, "os", self._fail)
+            self.monkeypatch.setattr(disk_module, "os", self._fail)
 
     def allow(self) -> None:
         """Take writes again."""
@@ -326,6 +329,7 @@ class Disk:
             self._fail.failing = False
             self._fail = None
             self.monkeypatch.setattr(J, "os", os)
+            self.monkeypatch.setattr(disk_module, "os", os)
         subprocess.run(["mount", "-o", "remount,rw", str(self.root)], capture_output=True) \
             if self.real else None
         (self.root / "filler").unlink(missing_ok=True)

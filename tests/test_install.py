@@ -305,8 +305,11 @@ class FakeSystem:
             return 0, "yes\n" if self.stale_unit else "no\n"
         if argv[0] == "systemd-sysusers":
             etc = self.root / "etc"
-            (etc / "passwd").write_text("patchwork:x:995:995::/var/lib/patchwork-companion:/usr/sbin/nologin\n")
-            (etc / "group").write_text("".join(f"{g}:x:{900 + i}:patchwork\n" for i, g in enumerate(install.GROUPS)))
+            (etc / "passwd").write_text("patchwork:x:995:995::/var/lib/patchwork-companion:/usr/sbin/nologin\n"
+                                        "patchwork-web:x:994:994::/var/lib/patchwork-companion:"
+                                        "/usr/sbin/nologin\n")
+            (etc / "group").write_text("".join(f"{g}:x:{900 + i}:patchwork\n" for i, g in enumerate(install.GROUPS))
+                                       + "patchwork:x:995:patchwork-web\n")
         elif "venv" in argv:
             python = self.root / "opt/patchwork-companion/venv/bin/python"
             python.parent.mkdir(parents=True, exist_ok=True)

@@ -206,11 +206,11 @@ def test_the_history_command_lists_games(tmp_path, capsys):
 
 
 def test_a_record_write_refused_indexes_nothing_and_leaves_no_temporary(tmp_path, monkeypatch):
-    from firmware_py.companion import journal as J
+    from firmware_py import disk
     from test_companion_journal import FailingOs
     import errno
     history = History(tmp_path)
-    monkeypatch.setattr(J, "os", FailingOs(errno.ENOSPC))
+    monkeypatch.setattr(disk, "os", FailingOs(errno.ENOSPC))
     with pytest.raises(OSError):
         history.file("g1", PATCHWORK)
     assert list(tmp_path.iterdir()) == [tmp_path / "records"]

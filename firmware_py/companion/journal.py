@@ -41,6 +41,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..disk import make_folder
 from ..rules import jsonsafe
 
 JOURNAL, SNAPSHOT, QUARANTINE = "journal.jsonl", "snapshot.json", "quarantine"
@@ -74,7 +75,7 @@ def writable_error(folder: str | Path) -> OSError | None:
     folder = Path(folder)
     probe = folder / f".write-test-{os.getpid()}"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_folder(folder)
         fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             os.write(fd, b"x")
@@ -465,7 +466,7 @@ class Journal:
         self._entries = effective(self._entries + [body])
         self.snapshot_due = True
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            make_folder(self.folder)
             if not (self._rewrite or fresh) and self._vanished():
                 self._moved.append(f"{self.path}: gone or emptied while in use (folder "
                                    f"removed?); written again whole from memory")
@@ -518,7 +519,7 @@ class Journal:
         if not self._rewrite:
             return []
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            make_folder(self.folder)
             self._quarantine_files()
             self._rewrite_files()
         except OSError as exc:

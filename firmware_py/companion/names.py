@@ -7,8 +7,9 @@ Written atomically (temporary file, fsync, rename, fsync of the folder).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
+
+from ..disk import make_folder, write_durably
 
 DEFAULTS = ("Green", "Yellow")
 MAX_NAMES = 40
@@ -68,16 +69,7 @@ def save_names(path: str | Path, names) -> list[str]:
     """Store ``names`` (cleaned, see :func:`clean`) durably; returns what was stored."""
     kept = clean(names)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump({"names": kept}, fh, ensure_ascii=False)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    make_folder(path.parent)
+    # 0640: the web page's user writes it, the game service (its group) reads it
+    write_durably(path, json.dumps({"names": kept}, ensure_ascii=False).encode("utf-8"), 0o640)
     return kept

@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
-from ..companion.journal import write_atomic
+from ..disk import make_folder, write_durably
 from ..rules import GameRecord, RecordError, dumps_record, parse_record, replay
 from .index import Index
 
@@ -127,8 +127,9 @@ class History:
         """
         path = self.record_path(game_id)
         data = (dumps_record(record) + "\n").encode()
-        self.records.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, data, self.folder / TEMPORARY)
+        make_folder(self.folder)
+        make_folder(self.records, shared=True)     # the group's too where the folder is
+        write_durably(path, data, 0o644)
         self._index_file(game_id, record, path)
         return path
 
@@ -165,7 +166,7 @@ class History:
                 rows.append(summarise(record, path.stem, path.name, st.st_size, st.st_mtime))
             except (OSError, RecordError, StoreError, ValueError, RecursionError) as exc:
                 report.skipped.append((str(path), str(exc)))
-        self.folder.mkdir(parents=True, exist_ok=True)
+        make_folder(self.folder)
         index = self._sound_index(report)
         with index:
             with index.transaction():
