@@ -4,7 +4,6 @@ rules), a hostile player name in the replay viewer, and a live page whose event
 stream answers 502 for a while (a reverse proxy during a restart)."""
 from __future__ import annotations
 
-import asyncio
 import shutil
 from dataclasses import replace
 
@@ -24,6 +23,21 @@ def _wait(driver, condition, what: str, timeout: float = 20):
     from selenium.webdriver.support.ui import WebDriverWait
     return WebDriverWait(driver, timeout, poll_frequency=0.1).until(
         lambda d: condition(d), message=f"timed out waiting for {what}")
+
+
+def _behind_a_flaky_proxy(app: web.Application) -> dict:
+    """Put ``app`` behind a reverse proxy that answers ``/events`` with 502 while the
+    returned dict's ``on`` is true (a service restarting behind it)."""
+    failing = {"on": False}
+
+    @web.middleware
+    async def proxy(request, handler):
+        """502 for the event stream while ``failing``, else the app's answer."""
+        if failing["on"] and request.path == "/events":
+            return web.Response(status=502, text="bad gateway")
+        return await handler(request)
+    app.middlewares.insert(0, proxy)
+    return failing
 
 
 @pytest.fixture
@@ -77,15 +91,7 @@ def test_the_live_page_reconnects_after_a_502_and_says_how_old_its_picture_is(tm
                                                                                browser_with):
     (tmp_path / "feed").mkdir()
     app = make_app(tmp_path / "feed", None, tmp_path / "names.json")
-    failing = {"on": False}
-
-    @web.middleware
-    async def proxy(request, handler):
-        """A reverse proxy in front of a restarting service: 502 while ``failing``."""
-        if failing["on"] and request.path == "/events":
-            return web.Response(status=502, text="bad gateway")
-        return await handler(request)
-    app.middlewares.insert(0, proxy)
+    failing = _behind_a_flaky_proxy(app)
     with ServerThread(app) as server:
         hub = server.app[HUB]
 
@@ -117,15 +123,7 @@ def test_the_scoreboard_page_reconnects_after_a_502(tmp_path, browser_with):
     from firmware_py.club.serve import Scoreboard
     sb = Scoreboard(ClubSettings("127.0.0.1", 1, "c", "t"), tmp_path / "results")
     app = sb.app()
-    failing = {"on": False}
-
-    @web.middleware
-    async def proxy(request, handler):
-        """A reverse proxy in front of a restarting scoreboard: 502 while ``failing``."""
-        if failing["on"] and request.path == "/events":
-            return web.Response(status=502, text="bad gateway")
-        return await handler(request)
-    app.middlewares.insert(0, proxy)
+    failing = _behind_a_flaky_proxy(app)
     state = {"game_id": "g1", "turn": 3, "game": "patchwork", "over": False, "to_move": 0,
              "winner": None, "ts": 1.0, "players": [
                  {"name": n, "colour": c, "position": 0, "buttons": 5, "income": 0, "empty": 81,

@@ -30,7 +30,7 @@ import paho.mqtt.client as mqtt
 from aiohttp import web
 
 from . import topics
-from .board import Board
+from .board import Board, Finished
 from .bridge import ClubError, ClubSettings
 from .results import ResultStore, StoreError
 
@@ -148,16 +148,36 @@ class Scoreboard:
             self.board.reject(f"{topic[:80]}: {exc}")
             self._ack(table, found["game_id"], str(exc))
             return True
-        if game is not None:
-            try:
-                self.store.save(game)
-            except StoreError as exc:              # a full store: counted now, not kept; no ack
-                LOG.error("club serve: %s", exc)
-                return True
-            self._kept.add(game.key)
-            self.board.version += 1
-        self._ack(table, found["game_id"], "")
-        return game is not None
+        if game is None:                           # counted and kept already: ack again
+            self._ack(table, found["game_id"], "")
+            return False
+        self.board.version += 1
+        if self._loop is None:
+            self._kept_game(game, self._save(game))
+        else:                                      # the commit's fsync never holds up the pages
+            saving = self._loop.run_in_executor(None, self._save, game)
+            saving.add_done_callback(lambda done: self._kept_game(game, done.result()))
+        return True
+
+    def _save(self, game: Finished) -> bool:
+        """Commit ``game`` to the store (a worker thread); False when it cannot be kept."""
+        try:
+            self.store.save(game)
+            return True
+        except StoreError as exc:                  # a full store: counted now, not kept; no ack
+            LOG.error("club serve: %s", exc)
+            return False
+
+    def _kept_game(self, game: Finished, saved: bool) -> None:
+        """Back on the loop: ack a kept game to its box, unless an undo took it back
+        meanwhile (then the store forgets it again)."""
+        if not saved:
+            return
+        self._kept.add(game.key)
+        if self.board.finished.get(game.key) is not game:
+            self._forget_taken_back()
+            return
+        self._ack(game.table, game.game_id, "")
 
     def _ack(self, table: str, game_id: str, refused: str) -> None:
         if self._mqtt is not None:
