@@ -16,6 +16,7 @@ second run changes nothing):
 5. ``package``      pip install the checkout (or ``--package``) with the ``pi`` extra and
                     the plan's pip requirements; skipped when the install stamp matches
 6. ``config check`` ``patchwork-companion config check`` on that file
+   ``command link`` /usr/local/bin/patchwork-companion -> the venv's entry point (on the PATH)
 7. ``unit``         /etc/systemd/system/patchwork-companion.service
 8. ``pwm drop-in``  a root drop-in only for the PWM NeoPixel route (see :data:`PWM_ROOT_DROPIN`)
 9. ``udev rule``    /etc/udev/rules.d/99-patchwork-sensor.rules
@@ -23,7 +24,9 @@ second run changes nothing):
    ``pi5 devices``  Pi 5 only: checks /dev/pio0 and /dev/gpiochip0/4 and says what to do
 10. ``modules``     /etc/modules-load.d/patchwork-companion.conf (i2c-dev)
 11. ``boot config`` dtparam=i2c_arm=on, i2c_arm_baudrate=400000, plus spi=on for the
-                    SPI LED route or audio=off for the PWM route (not on a Pi 5), in
+                    SPI LED route or audio=off for the PWM route (not on a Pi 5), and
+                    on a Pi 3 / Zero 2 W / Pi 4 the fixed core clock under the model's
+                    filter (:data:`firmware_py.install_plan.CORE_CLOCK`), in
                     /boot/firmware/config.txt or /boot/config.txt
 12. ``udev reload`` / 13. ``daemon-reload`` when their files changed
 14. ``enable`` / 15. ``start`` (restart when something it runs changed)
@@ -55,7 +58,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from .install_plan import ARCHES, MODELS, Plan, make_plan, model_from_text
+from .install_plan import ARCHES, MODELS, Plan, core_clock_sections, make_plan, model_from_text
 
 __all__ = [
     "InstallError",
@@ -86,6 +89,9 @@ WEB_WANTS_LINK = PurePosixPath("/etc/systemd/system/multi-user.target.wants") / 
 UDEV_RULE = PurePosixPath("/etc/udev/rules.d/99-patchwork-sensor.rules")
 SYSUSERS = PurePosixPath("/etc/sysusers.d/patchwork-companion.conf")
 MODULES = PurePosixPath("/etc/modules-load.d/patchwork-companion.conf")
+#: ``patchwork-companion`` on every user's PATH (and root's, for sudo): a link to the
+#: venv's entry point, so the build steps' commands work as written.
+COMMAND_LINK = PurePosixPath("/usr/local/bin/patchwork-companion")
 BOOT_CONFIGS = (PurePosixPath("/boot/firmware/config.txt"), PurePosixPath("/boot/config.txt"))
 MODEL_FILE = PurePosixPath("/proc/device-tree/model")
 PYPI_NAME = "patchwork-companion"
@@ -106,17 +112,21 @@ PWM_ROOT_DROPIN = """\
 # on a Pi 3/4/Zero 2 W: the PWM/DMA NeoPixel route (rpi_ws281x on BCM 18) maps
 # /dev/mem and /dev/vcio and only works as root. driver = "neopixel_spi"
 # (BCM 10) needs no root; with it the installer removes this file.
+# /dev/vcio is allowed by path: it has been a misc device (major 10) since
+# 2021, so no "char-vcio" class exists in /proc/devices to allow it by.
 [Service]
 User=root
 CapabilityBoundingSet=CAP_SYS_RAWIO
 DeviceAllow=/dev/mem rw
-DeviceAllow=char-vcio rw
+DeviceAllow=/dev/vcio rw
 """
 
 MODULES_TEXT = "# Written by `patchwork-companion install`: /dev/i2c-* for the OLED.\ni2c-dev\n"
 
 BLOCK_BEGIN = "# patchwork-companion: begin (managed by `patchwork-companion install`)"
 BLOCK_END = "# patchwork-companion: end"
+CLOCK_BEGIN = "# patchwork-companion core clock: begin (managed by `patchwork-companion install`)"
+CLOCK_END = "# patchwork-companion core clock: end"
 _DTPARAM_ALIASES = {"i2c": "i2c_arm", "i2c_baudrate": "i2c_arm_baudrate"}
 _TRUE = {"on", "true", "yes", "okay", "1"}
 _FALSE = {"off", "false", "no", "0"}
@@ -282,10 +292,44 @@ def edit_boot_config(text: str, wanted: Mapping[str, str]) -> str:
     return "\n".join(lines) + "\n" if changed else text
 
 
-def _find_block(lines: list[str]) -> tuple[int, int] | None:
+def edit_clock_block(text: str, sections: Sequence[tuple[str, Sequence[str]]]) -> str:
+    """Return config.txt text whose managed core-clock block holds ``sections``.
+
+    The block is ``[filter]`` then its lines for each (filter, lines) pair, closed
+    by ``[all]`` so that nothing after it is filtered; it goes at the end of the
+    file. An identical block is left where it is (a second run changes nothing);
+    a different one is replaced; no sections remove the block. Every other line
+    is kept as is.
+
+    Args:
+        text: the current file (may be empty).
+        sections: e.g. ``(("pi4", ("core_freq=500", "core_freq_min=500")),)``.
+
+    Returns:
+        The new text; equal to ``text`` when nothing needed changing.
+    """
+    body = [ln for f, lines in sections for ln in (f"[{f}]", *lines)]
+    want = [CLOCK_BEGIN, *body, "[all]", CLOCK_END] if body else []
+    lines = text.splitlines()
+    block = _find_block(lines, CLOCK_BEGIN, CLOCK_END)
+    if block is not None and lines[block[0] : block[1] + 1] == want:
+        return text
+    if block is None and not want:
+        return text
+    if block is not None:
+        del lines[block[0] : block[1] + 1]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if lines and want:
+        lines.append("")
+    return "\n".join(lines + want) + "\n"
+
+
+def _find_block(lines: list[str], begin: str = BLOCK_BEGIN,
+                end: str = BLOCK_END) -> tuple[int, int] | None:
     try:
-        start = lines.index(BLOCK_BEGIN)
-        return start, lines.index(BLOCK_END, start)
+        start = lines.index(begin)
+        return start, lines.index(end, start)
     except ValueError:
         return None
 
@@ -611,7 +655,7 @@ class Installer:
             config_text = self.template()
             driver = self.led_driver(config_text, "the default config")
         plan = self.plan(driver, model)
-        for line in plan.lines():
+        for line in plan.lines(clock_model=model):
             self.out(f"{'plan':>12}  {line}")
         self.step_apt(plan)
 
@@ -634,6 +678,7 @@ class Installer:
         self.step_package(source, plan)
         binary = VENV / "bin" / "patchwork-companion"
         self.check_config(binary)
+        self.step_command_link(binary)
 
         self.write_file("unit", UNIT, (systemd_dir / SERVICE).read_text("utf-8"))
         web_on = self.web_enabled(config_text)
@@ -803,6 +848,30 @@ class Installer:
         if self.run_commands and not opts.dry_run:
             _atomic_write(stamp_path, stamp.encode("utf-8"), 0o644)
 
+    def step_command_link(self, binary: PurePosixPath) -> None:
+        """Link :data:`COMMAND_LINK` to the venv's ``patchwork-companion`` (idempotent).
+
+        Raises:
+            InstallError: when something other than a symbolic link is in the way
+                (a file the installer did not write is never replaced).
+        """
+        path = self.path(COMMAND_LINK)
+        if path.is_symlink() and os.readlink(path) == str(binary):
+            self.report("command link", "ok", f"{COMMAND_LINK} -> {binary}")
+            return
+        if path.exists() and not path.is_symlink():
+            raise InstallError(f"command link: {COMMAND_LINK} exists and is not a link; move it "
+                               f"away so that `patchwork-companion` runs {binary}, then run again")
+        if self.options.dry_run:
+            self.report("command link", "would change", f"would link {COMMAND_LINK} -> {binary}")
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        tmp.unlink(missing_ok=True)
+        os.symlink(str(binary), tmp)
+        os.replace(tmp, path)
+        self.report("command link", "changed", f"linked {COMMAND_LINK} -> {binary} (on the PATH)")
+
     def check_config(self, binary: PurePosixPath) -> None:
         """Validate the installed config with 'patchwork-companion config check'."""
         argv = [str(binary), "config", "check", str(CONFIG)]
@@ -826,9 +895,11 @@ class Installer:
             wanted["spi"] = "on"
         elif driver == "neopixel" and model != "pi5":
             wanted["audio"] = "off"  # the PWM route shares PWM0 with the analog audio
+        clocks = core_clock_sections(model)
         text = path.read_text("utf-8")
-        new = edit_boot_config(text, wanted)
-        settings = ", ".join(f"dtparam={k}={v}" for k, v in wanted.items())
+        new = edit_clock_block(edit_boot_config(text, wanted), clocks)
+        settings = ", ".join([f"dtparam={k}={v}" for k, v in wanted.items()]
+                             + [f"[{f}] {' '.join(lines)}" for f, lines in clocks])
         if new == text:
             self.report("boot config", "ok", f"{target} has {settings}")
             return
@@ -882,7 +953,8 @@ class Installer:
         text = ", ".join(f"{counts[s]} {s}" for s in order if counts.get(s))
         self.out(f"{'done':>12}  {text}")
         if self.reboot_needed:
-            self.out(f"{'reboot':>12}  config.txt changed: reboot to enable I2C at 400 kHz (sudo reboot)")
+            self.out(f"{'reboot':>12}  config.txt changed: reboot to enable I2C at 400 kHz "
+                     "and the fixed core clock (sudo reboot)")
 
 
 def _with_extra(spec: str) -> str:

@@ -126,11 +126,22 @@ def _pin_factory(name: str):
     return getattr(__import__(module, fromlist=[cls]), cls)()
 
 
+#: Blinka 10's ``import board`` asks "Install them into the current Python
+#: environment? [Y/n]" when stdin and stdout are a terminal and a platform
+#: library it lists is missing. On a Pi 3/4/Zero 2 W it lists rpi_ws281x and the
+#: Pi PWM library even for the SPI route, so ``calibrate`` or ``run`` typed on a
+#: terminal would stop there, and a yes pip-installs into the service's venv. The
+#: installer puts in what the LED route imports; this variable makes Blinka skip
+#: the question (the missing import then fails with its own message).
+NO_BLINKA_PROMPT = ("BLINKA_SKIP_DEPENDENCY_CHECK", "1")
+
+
 def _pixels(cfg: dict, sim: bool):
     leds = cfg["leds"]
     if sim:
         os.environ.setdefault("BLINKA_FORCEBOARD", "OS_AGNOSTIC_BOARD")
         os.environ.setdefault("BLINKA_FORCECHIP", "OS_AGNOSTIC")
+    os.environ[NO_BLINKA_PROMPT[0]] = NO_BLINKA_PROMPT[1]
     import board
     if leds["driver"] == "neopixel_spi" and not sim:
         # Not `import neopixel` here: it imports neopixel_write, which needs the PWM
