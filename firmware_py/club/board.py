@@ -10,7 +10,9 @@ can neither claim nor shadow a game of another table. A game counts in the
 standings only once its record has arrived and replays, with the rules engine,
 to the result it claims; an ``end`` event alone shows the game as
 *unverified*. The same moves (the same players, deal and moves, whatever the
-game id or the table) count once: the first record to arrive. An event or a
+game id or the table) count once: the first record to arrive (a copy from
+another table is listed with ``same_as``, a copy from the same table
+refused). An event or a
 record the broker delivers as *retained* is refused (a box could otherwise have
 the broker replay a forged result to every scoreboard that subscribes); the
 standings rely only on records delivered live, which the scoreboard keeps in
@@ -67,7 +69,9 @@ class Table:
 class Finished:
     """A finished game: its ``table``, ``game_id``, ``game``, the two ``players``'
     names, their ``scores`` and the ``winner`` (0/1); ``record`` once it arrived
-    (None: only an ``end`` event claims the result, which is *unverified*)."""
+    (None: only an ``end`` event claims the result, which is *unverified*);
+    ``same_as``: the key of the game of another table with the very same moves,
+    which counts instead of this one."""
 
     table: str
     game_id: str
@@ -76,6 +80,7 @@ class Finished:
     scores: tuple[int, int]
     winner: int
     record: dict | None = None
+    same_as: tuple[str, str] | None = None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -164,15 +169,18 @@ class Board:
         """Count a record of ``table`` (as :func:`.topics.parse_record` returns it);
         ``bounded=False`` (games the scoreboard kept itself) skips the per-hour bound.
 
-        Returns the :class:`Finished` game now counted, or None when the very same
-        record was counted already. Raises PayloadError when the same moves count
-        for another game, or the table or the scoreboard is over its bound."""
+        Returns the :class:`Finished` game now kept, or None when the very same record
+        was kept already. The same moves from another table are kept with ``same_as``
+        naming the game that counts instead. Raises PayloadError when the same moves
+        count for another game of this table, or the table or the scoreboard is over
+        its bound."""
         key = (table, found["game_id"])
         fp = fingerprint(found["record"])
         owner = self.prints.get(fp)
-        if owner is not None and owner != key:
+        if owner is not None and owner != key and owner[0] == table:
             raise PayloadError(f"record: the same moves as game {owner[1][:64]!r} of table "
                                f"{owner[0]}, which counts already (a game counts once)")
+        same_as = owner if owner is not None and owner != key else None
         old = self.finished.get(key)
         if old is not None and old.record == found["record"]:
             return None
@@ -182,14 +190,14 @@ class Board:
         elif old is not None:
             self._forget_print(old)
         game = Finished(table, found["game_id"], found["game"], tuple(found["players"]),
-                        tuple(found["scores"]), found["winner"], found["record"])
+                        tuple(found["scores"]), found["winner"], found["record"], same_as)
         self.finished[key] = game
-        self.prints[fp] = key
+        self.prints.setdefault(fp, key)
         return game
 
     def _forget_print(self, game: Finished) -> None:
-        if game.record is not None:
-            self.prints.pop(fingerprint(game.record), None)
+        if game.record is not None and self.prints.get(fingerprint(game.record)) == game.key:
+            del self.prints[fingerprint(game.record)]
 
     def _room_for_a_game(self, table: Table, now: float) -> None:
         while table.recent and now - table.recent[0] >= HOUR_S:
@@ -237,8 +245,9 @@ class Board:
         return True
 
     def counted(self) -> list[Finished]:
-        """The finished games whose record arrived and replays (they alone count)."""
-        return [g for g in self.finished.values() if g.record is not None]
+        """The finished games whose record arrived and replays (they alone count), each
+        game once: not the copies another table sent of the same moves."""
+        return [g for g in self.finished.values() if g.record is not None and g.same_as is None]
 
     # ----- views ------------------------------------------------------------------------
     def rows(self) -> list[dict]:
@@ -295,10 +304,12 @@ class Board:
     def finished_rows(self) -> list[dict]:
         """The finished games, by table then game id: ``table``, ``game``, ``players``
         ([name, score] twice), ``winner`` (a name) and ``verified`` (its record arrived
-        and replays to that result; an unverified game does not count)."""
+        and replays to that result; an unverified game does not count) and ``same_as``
+        (the table whose game of the very same moves counts instead, or '')."""
         return [{"table": g.table, "game": g.game, "winner": g.players[g.winner],
                  "players": [[g.players[i], g.scores[i]] for i in (0, 1)],
-                 "verified": g.record is not None}
+                 "verified": g.record is not None,
+                 "same_as": g.same_as[0] if g.same_as else ""}
                 for g in sorted(self.finished.values(), key=lambda g: g.key)]
 
     def snapshot(self) -> dict:
