@@ -316,7 +316,7 @@ class Board:
         """Everything the page shows, as one JSON-ready dict."""
         return {"club": self.club, "version": self.version, "tables": self.rows(),
                 "standings": self.standings(), "finished": len(self.counted()),
-                "unverified": len(self.finished) - len(self.counted()),
+                "unverified": sum(g.record is None for g in self.finished.values()),
                 "finished_games": self.finished_rows(),
                 "rejected": self.rejected, "last_rejection": self.last_rejection}
 
