@@ -196,6 +196,7 @@ def test_the_same_moves_under_new_game_ids_count_once():
     assert board.finished[("t2", "stolen")].same_as == ("t1", "copy-0")
     assert len(board.counted()) == 1 and sum(r["wins"] for r in board.standings()) == 1
     assert [g["same_as"] for g in board.snapshot()["finished_games"]] == ["", "t1"]
+    assert board.snapshot()["unverified"] == 0
 
 
 def test_a_retained_event_or_record_is_never_counted():
