@@ -63,7 +63,8 @@ async def guard(request: web.Request, handler):
     try:
         if not request_host_allowed(request, request.app[HOSTS]):
             raise AuthError(f"this page is not served under the name "
-                            f"{request.headers.get('Host', '')[:80]!r}", 421)
+                            f"{request.headers.get('Host', '')[:80]!r} (its own names are; the "
+                            f"box's owner may add this one to web.hostnames in the config)", 421)
         if "\x00" in request.path or "%00" in request.raw_path:
             raise web.HTTPNotFound(reason="no such page")
         if request.method not in ("GET", "HEAD") and not origin_allowed(
