@@ -36,7 +36,8 @@ def site(tmp_path):
     (tmp_path / "feed").mkdir()
     fill_store(tmp_path / "store", 3)
     app = make_app(tmp_path / "feed", Library(tmp_path / "store"), tmp_path / "names.json",
-                   hosts=hosts.allowed_names("127.0.0.1", ("quilt.example",), hostname="pi-box"))
+                   hosts=hosts.allowed_names("127.0.0.1", hostname="pi-box", addresses=frozenset(),
+                                             extra=("quilt.example",)))
     with ServerThread(app) as server:
         server.feed = tmp_path / "feed"
         yield server
@@ -45,10 +46,11 @@ def site(tmp_path):
 def test_only_the_pages_own_names_are_served(site):
     port = site.port
     for host in (f"127.0.0.1:{port}", f"localhost:{port}", "pi-box", f"pi-box.local:{port}",
-                 "quilt.example", f"127.0.0.2:{port}"):
+                 "quilt.example", "QUILT.example."):
         status, _ = _get(site.url + "/history", {"Host": host})
         assert status == 200, host
-    for host in (f"evil.example:{port}", "pi-box.evil.example", f"10.9.8.7:{port}", "", "a b"):
+    for host in (f"evil.example:{port}", "pi-box.evil.example", f"10.9.8.7:{port}", "", "a b",
+                 f"127.0.0.2:{port}"):
         status, body = _get(site.url + "/history", {"Host": host})
         assert status in (400, 421), host
         assert "Anna" not in body                                  # no history leaks

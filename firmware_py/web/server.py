@@ -20,6 +20,7 @@ import asyncio
 import logging
 from importlib import resources
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -29,7 +30,7 @@ from ..feed import feed_dir, send_control
 from ..rules import load_spec
 from . import pages, svg
 from .auth import COOKIE, AuthError, PinGate
-from .hosts import LimitedRunner, allowed_names, origin_allowed, request_host_allowed
+from .hosts import HostGuard, HostRefused, LimitedRunner, allowed_names, local_address
 from .live import LiveHub
 
 LOG = logging.getLogger(__name__)
@@ -52,7 +53,7 @@ HUB = web.AppKey("hub", LiveHub)
 GATE = web.AppKey("gate", PinGate)
 LIBRARY = web.AppKey("library", object)
 NAMES = web.AppKey("names", Path)
-HOSTS = web.AppKey("hosts", frozenset)
+HOSTS = web.AppKey("hosts", HostGuard)
 
 
 @web.middleware
@@ -61,17 +62,9 @@ async def guard(request: web.Request, handler):
     no page (404); Origin checked on every POST; security headers on every answer;
     errors as short pages (never a traceback)."""
     try:
-        if not request_host_allowed(request, request.app[HOSTS]):
-            raise AuthError(f"this page is not served under the name "
-                            f"{request.headers.get('Host', '')[:80]!r} (its own names are; the "
-                            f"box's owner may add this one to web.hostnames in the config)", 421)
+        _check_names(request)
         if "\x00" in request.path or "%00" in request.raw_path:
             raise web.HTTPNotFound(reason="no such page")
-        if request.method not in ("GET", "HEAD") and not origin_allowed(
-                request.headers.get("Origin"), request, request.app[HOSTS]):
-            origin = request.headers.get("Origin")
-            raise AuthError("refused: a change must come from this page"
-                            + (f", not from {origin[:80]}" if origin else " (no Origin header)"))
         response = await handler(request)
     except AuthError as exc:
         response = _html(pages.error_page(exc.status, str(exc)), exc.status)
@@ -87,6 +80,29 @@ async def guard(request: web.Request, handler):
     if not response.prepared:
         response.headers.update(SECURITY_HEADERS)
     return response
+
+
+def _check_names(request: web.Request) -> None:
+    """Raise AuthError unless the request names this page (421) and, on a change,
+    comes from this very page (403): its Origin is ``http(s)://`` + its own Host."""
+    guard, local = request.app[HOSTS], local_address(request)
+    host = request.headers.get("Host", "")
+    try:
+        guard.check_host(host, local)
+    except HostRefused:
+        raise AuthError(f"this page is not served under the name {host[:80]!r} (its own names "
+                        f"are; the box's owner may add this one to web.hostnames in the "
+                        f"config)", 421) from None
+    if request.method in ("GET", "HEAD"):
+        return
+    origin = request.headers.get("Origin")
+    try:
+        guard.check_origin(origin, True, local)
+        if urlsplit(origin).netloc.lower() != host.lower():
+            raise HostRefused("another port")
+    except HostRefused:
+        raise AuthError("refused: a change must come from this page"
+                        + (f", not from {origin[:80]}" if origin else " (no Origin header)")) from None
 
 
 def _html(text: str, status: int = 200) -> web.Response:
@@ -330,7 +346,7 @@ def make_app(feed: str | Path, library=None, names_file: str | Path | None = Non
     app[GATE] = PinGate(lambda value, seconds: send_control(feed, value, seconds), pin_minutes)
     app[LIBRARY] = library
     app[NAMES] = Path(names_file) if names_file else Path(feed) / "names.json"
-    app[HOSTS] = hosts if hosts is not None else allowed_names("127.0.0.1")
+    app[HOSTS] = HostGuard(hosts if hosts is not None else allowed_names("127.0.0.1"))
     app[HUB].on_pin_asked = lambda: _pin_for_the_box(app[GATE])
     app.router.add_get("/", live)
     app.router.add_get("/api/live", live_json)
@@ -377,7 +393,7 @@ def serve(cfg: dict, address: str | None = None, port: int | None = None,
     folder = feed_dir(cfg)
     app = make_app(folder, Library(Path(store).expanduser() if store else state_dir(cfg)),
                    state_dir(cfg) / "names.json", cfg["web"]["pin_minutes"],
-                   allowed_names(host, tuple(cfg["web"]["hostnames"])))
+                   allowed_names(host, extra=tuple(cfg["web"]["hostnames"])))
     LOG.info("web page on http://%s:%s/ (live feed in %s)", host, port, folder)
     try:
         asyncio.run(_run(app, host, port))
