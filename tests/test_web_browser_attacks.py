@@ -145,3 +145,44 @@ def test_the_scoreboard_page_reconnects_after_a_502(tmp_path, browser_with):
                                          json.dumps(state).encode())
         _wait(driver, lambda d: "t7" in d.find_element("id", "tables").text,
               "the board live again after the 502s", timeout=60)
+
+
+def test_guessing_the_pin_in_the_browser_is_held_off_and_the_box_pin_still_works(tmp_path,
+                                                                                   browser_with):
+    """A stranger types wrong PINs: after the free tries the page says when to try again
+    (even the right PIN waits); a PIN asked for on the box logs in at once."""
+    from firmware_py.feed import ControlListener
+    from firmware_py.web.server import GATE
+    (tmp_path / "feed").mkdir()
+    app = make_app(tmp_path / "feed", None, tmp_path / "names.json")
+    shown = []
+    listener = ControlListener(tmp_path / "feed", shown.append)
+    try:
+        with ServerThread(app) as server:
+            driver = browser_with()
+            driver.get(f"http://127.0.0.1:{server.port}/players")
+            driver.find_element("css selector", 'form[action="/pin"] button').click()
+            _wait(driver, lambda d: shown, "the PIN on the OLED")
+            pin = shown[-1].pin
+            wrong = "000000" if pin != "000000" else "111111"
+
+            def login(value):
+                driver.find_element("name", "pin").send_keys(value)
+                driver.find_element("css selector", 'form[action="/login"] button').click()
+                return driver.find_element("tag name", "body").text
+            for _ in range(4):
+                text = login(wrong)
+            assert "wrong PIN" in text
+            text = login(pin)
+            assert "too many wrong PINs: try again in" in text and "edit names" in text
+            screenshot(driver, "web-pin-backoff")
+            gate = server.app[GATE]
+            server.loop.call_soon_threadsafe(gate.issue, True)       # Web PIN on the box
+            _wait(driver, lambda d: len(shown) >= 2 and gate.pin is not None and gate.pin.at_box,
+                  "the box's PIN")
+            driver.get(f"http://127.0.0.1:{server.port}/players")
+            login(shown[-1].pin)
+            _wait(driver, lambda d: "save names" in d.find_element("tag name", "body").text,
+                  "the names editor after the box's PIN")
+    finally:
+        listener.close()

@@ -22,9 +22,10 @@ each guess hits a random 6-digit PIN with odds of at most one in
 
 A stranger cannot lock the players out: asking for a PIN on the page while one
 is valid shows that same PIN again (it never burns it), and a PIN asked for on
-the box itself (the menu, :meth:`PinGate.issue` with ``at_box=True``) is not
-held up by the page-wide back-off, only by its own tries and the guessing
-address's back-off.
+the box itself (the menu, :meth:`PinGate.issue` with ``at_box=True``) is held
+up by no back-off (behind a reverse proxy every browser is one address), only
+by its own :data:`MAX_TRIES`: such a PIN exists only when someone at the box
+asked for it, and five guesses hit it with odds of 5 in a million.
 
 Every POST must carry an ``Origin`` header naming an allowed host of this page
 (:mod:`.hosts`): a form on another site cannot post here on a visitor's behalf
@@ -167,8 +168,8 @@ class PinGate:
         now = self.clock()
         pin = self._valid(now)
         mine = self.addresses.get(address)
-        wait = max(mine.wait(now) if mine else 0.0,
-                   0.0 if pin is not None and pin.at_box else self.page.wait(now))
+        wait = 0.0 if pin is not None and pin.at_box else max(
+            mine.wait(now) if mine else 0.0, self.page.wait(now))
         if wait > 0:
             raise AuthError(f"too many wrong PINs: try again in {_wait_words(wait)} (or ask "
                             f"for a PIN on the box: menu, Web PIN)", 429)
