@@ -60,6 +60,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from .disk import replace_symlink, write_durably
 from .install_plan import ARCHES, MODELS, Plan, core_clock_sections, make_plan, model_from_text
 
 __all__ = [
@@ -459,6 +460,8 @@ class Installer:
     results: list[StepResult] = field(default_factory=list)
     _changed: set[str] = field(default_factory=set)
     reboot_needed: bool = False
+    #: what the reboot enables, for the closing line ("" until config.txt changes)
+    reboot_for: str = ""
 
     def __post_init__(self) -> None:
         if self.run_commands is None:
@@ -900,10 +903,7 @@ class Installer:
             self.report("command link", "would change", f"would link {COMMAND_LINK} -> {binary}")
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        tmp.unlink(missing_ok=True)
-        os.symlink(str(binary), tmp)
-        os.replace(tmp, path)
+        replace_symlink(path, str(binary))
         self.report("command link", "changed", f"linked {COMMAND_LINK} -> {binary} (on the PATH)")
 
     def check_config(self, binary: PurePosixPath) -> None:
@@ -945,6 +945,7 @@ class Installer:
             _atomic_write(backup, path.read_bytes(), 0o644)
         _atomic_write(path, new.encode("utf-8"), path.stat().st_mode & 0o777)
         self.reboot_needed = True
+        self.reboot_for = "I2C at 400 kHz" + (" and the fixed core clock" if clocks else "")
         self.report("boot config", "changed", f"set {settings} in {target} (backup: {backup.name})")
 
     def step_enable(self) -> None:
@@ -987,8 +988,8 @@ class Installer:
         text = ", ".join(f"{counts[s]} {s}" for s in order if counts.get(s))
         self.out(f"{'done':>12}  {text}")
         if self.reboot_needed:
-            self.out(f"{'reboot':>12}  config.txt changed: reboot to enable I2C at 400 kHz "
-                     "and the fixed core clock (sudo reboot)")
+            self.out(f"{'reboot':>12}  config.txt changed: reboot to enable {self.reboot_for} "
+                     "(sudo reboot)")
 
 
 def _with_extra(spec: str) -> str:
@@ -999,23 +1000,7 @@ def _with_extra(spec: str) -> str:
 def _atomic_write(path: Path, data: bytes, mode: int) -> None:
     """Write ``data`` to ``path`` durably: temp file, fsync, rename, fsync the folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    write_durably(path, data, mode)
 
 
 # --------------------------------------------------------------------------- CLI

@@ -486,7 +486,7 @@ def _oled(cfg, parts, frames, sim, hands, say) -> Result:
     name = f"OLED {disp['driver']} @0x{disp['i2c_address']:02X}"
     if disp["driver"] == "none":
         return Result("OLED", "SKIP", "display.driver = none")
-    if parts.oled is None:
+    if parts.oled is None or parts.oled.device is None:
         return Result(name, "FAIL", start_failure(parts.failures, "OLED") or "not built")
     say("OLED: showing the test pattern")
     result = check_oled(parts.oled, cfg, frames, verify=sim, confirm=hands.confirm)

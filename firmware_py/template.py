@@ -169,6 +169,12 @@ def led_side(board: Centres, x: float, y: float) -> tuple[float, float]:
     return 0.0, (1.0 if dy > 0 else -1.0)
 
 
+def led_hole(board: Centres, x: float, y: float) -> tuple[float, float]:
+    """The centre of the LED hole of the space centred at (x, y), board mm."""
+    sx, sy = led_side(board, x, y)
+    return x + sx * LED_OFFSET_MM, y + sy * LED_OFFSET_MM
+
+
 def board_marks(board: Centres) -> list[str]:
     """The SVG elements of every space (board mm): a centre point with a cross and the
     space's number, the breakout's square, the TO-92 pocket and the LED hole; one
@@ -176,8 +182,7 @@ def board_marks(board: Centres) -> list[str]:
     half, (pw, pl, _) = MARK_RADIUS_MM, TO92_POCKET_MM
     out = []
     for space, (x, y) in enumerate(board.centres):
-        sx, sy = led_side(board, x, y)
-        lx, ly = x + sx * LED_OFFSET_MM, y + sy * LED_OFFSET_MM
+        lx, ly = led_hole(board, x, y)
         out.append(f'<g class="mark" data-space="{space}">'
                    f'<circle cx="{x:g}" cy="{y:g}" r="0.6" fill="black"/>'
                    f'<rect class="sensor" x="{x - half:g}" y="{y - half:g}" width="{2 * half:g}" '
@@ -237,7 +242,8 @@ def pages(board: Centres, paper: str) -> list[str]:
     from . import template_pages as tp
     m = MARGIN_MM
     found = tp.tiles((-m, -m, board.width_mm + 2 * m, board.height_mm + 2 * m), paper)
-    marks = tp.alignment_marks(found)
+    avoid = [*board.centres, *(led_hole(board, x, y) for x, y in board.centres)]
+    marks = tp.alignment_marks(found, avoid)
     body = [f'<rect class="board" x="0" y="0" width="{board.width_mm:g}" '
             f'height="{board.height_mm:g}" fill="none" stroke="#888" stroke-width="0.3"/>',
             *board_marks(board)]

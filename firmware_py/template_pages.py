@@ -17,6 +17,7 @@ down the left of every page, so each page can be checked both ways.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
@@ -28,6 +29,9 @@ TOP_STRIP_MM = 16.0             #: above the window: the page's label and the ho
 BOTTOM_STRIP_MM = 12.0          #: below the window: the legend
 OVERLAP_MM = 15.0
 ALIGN_EVERY_MM = 60.0           #: alignment marks along each overlap, at most this far apart
+#: An alignment mark's centre stays at least this far from a space's centre and its LED
+#: hole's centre (the 8 mm square, the cross, the number, the 6 mm hole, the mark's arms).
+ALIGN_CLEARANCE_MM = 11.0
 
 
 @dataclass(frozen=True)
@@ -79,23 +83,42 @@ def tiles(area: tuple[float, float, float, float], paper: str) -> list[Tile]:
             for r, y in enumerate(rows) for c, x in enumerate(columns)]
 
 
-def alignment_marks(pages: list[Tile]) -> list[tuple[float, float]]:
-    """Points in the middle of every overlap between neighbouring pages, along it."""
+def alignment_marks(pages: list[Tile], avoid: Sequence[tuple[float, float]] = ()
+                    ) -> list[tuple[float, float]]:
+    """Points in the middle of every overlap between neighbouring pages, along it, each
+    moved along the overlap to the nearest spot at least :data:`ALIGN_CLEARANCE_MM` from
+    every point of ``avoid`` (space centres, LED holes; board mm). Where no such spot is
+    within half the marks' spacing, the spot farthest from them there is used."""
     points = []
     for a in pages:
         for b in pages:
             if (b.row, b.column) == (a.row, a.column + 1):
-                points += _along((a.x + a.width + b.x) / 2, a.y, a.height, vertical=True)
+                points += _along((a.x + a.width + b.x) / 2, a.y, a.height, True, avoid)
             elif (b.row, b.column) == (a.row + 1, a.column):
-                points += _along((a.y + a.height + b.y) / 2, a.x, a.width, vertical=False)
+                points += _along((a.y + a.height + b.y) / 2, a.x, a.width, False, avoid)
     return sorted(set(points))
 
 
-def _along(middle: float, start: float, length: float, vertical: bool) -> list[tuple[float, float]]:
+def _along(middle: float, start: float, length: float, vertical: bool,
+           avoid: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
     count = max(2, math.ceil((length - 2 * OVERLAP_MM) / ALIGN_EVERY_MM) + 1)
     step = (length - 2 * OVERLAP_MM) / (count - 1)
-    spots = [round(start + OVERLAP_MM + k * step, 2) for k in range(count)]
-    return [(middle, s) if vertical else (s, middle) for s in spots]
+
+    def at(s: float) -> tuple[float, float]:
+        return (middle, s) if vertical else (s, middle)
+
+    def room(s: float) -> float:
+        return min((math.dist(at(s), p) for p in avoid), default=math.inf)
+
+    out = []
+    for k in range(count):
+        nominal = start + OVERLAP_MM + k * step
+        lo, hi = max(start + 4.0, nominal - step / 2), min(start + length - 4.0, nominal + step / 2)
+        tries = sorted((s for s in (nominal + d / 2 for d in range(-int(step), int(step) + 1))
+                        if lo <= s <= hi), key=lambda s: abs(s - nominal))
+        clear = next((s for s in tries if room(s) >= ALIGN_CLEARANCE_MM), None)
+        out.append(at(round(clear if clear is not None else max(tries, key=room), 2)))
+    return out
 
 
 def _align_svg(x: float, y: float) -> str:

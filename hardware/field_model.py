@@ -36,8 +36,8 @@ tesla). Assumptions (each an argument or a constant below): the magnet's bottom
 face lies on the top layer (glued under the token, flush); a 0.1 mm paper
 replica under the top layer; the hall element 0.7 mm under the package's top
 face (DRV5032 datasheet, "Hall element location"; check yours); tolerance
-+-0.5 mm on every distance; remanence N35 1.17-1.22 T, N42 1.28-1.32 T (the
-grades' ranges); DRV5032FC BOP max 4.8 mT (the datasheet's front page) and
++-0.5 mm on the whole magnet-to-element distance (not per layer); remanence
+N35 1.17-1.22 T, N42 1.28-1.32 T (the grades' ranges); DRV5032FC BOP max 4.8 mT (the datasheet's front page) and
 BRP min 0.5 mT (its magnetic characteristics table; read the current
 datasheet and pass ``--brp`` if yours differs: the release radius depends on
 it). Nothing here was measured on a built board: bom.md's one-space test
@@ -156,23 +156,31 @@ def _last_radius_at(field: np.ndarray, radii: np.ndarray, level: float) -> float
     return float(radii[at[-1]]) if at.size else 0.0
 
 
-def gap_of(stackup: str) -> float:
-    """Nominal distance in mm from the magnet's bottom face to the hall element."""
-    top, plate = STACKUPS[stackup]
+def gap_of(stackup: str, layers: tuple[float, float] | None = None) -> float:
+    """Nominal distance in mm from the magnet's bottom face to the hall element, for a
+    stack-up of :data:`STACKUPS` or ``layers`` (top mm, plate mm) when given."""
+    top, plate = STACKUPS[stackup] if layers is None else layers
     return top + PAPER_MM + plate + ELEMENT_DEPTH_MM
+
+
+def layers_name(top: float, plate: float) -> str:
+    """The stack-up's name in the tables, e.g. "3 mm top, under 4.5 mm plate"."""
+    return f"{top:g} mm top, pocket" if plate == 0 else f"{top:g} mm top, under {plate:g} mm plate"
 
 
 def evaluate(magnet: str, grade: str, stackup: str, bop: float = BOP_MAX_MT,
              brp: float = BRP_MIN_MT, push: float = PUSH_MM,
-             token: float = TOKEN_HEIGHT_MM, neighbour: float = NEIGHBOUR_MM) -> Result:
+             token: float = TOKEN_HEIGHT_MM, neighbour: float = NEIGHBOUR_MM,
+             layers: tuple[float, float] | None = None) -> Result:
     """The figures for one magnet (a key of :data:`MAGNETS`), grade (of :data:`GRADES`)
-    and stack-up (of :data:`STACKUPS`); thresholds in mT, lengths in mm.
+    and stack-up (of :data:`STACKUPS`, or named ``stackup`` with ``layers`` = (top mm,
+    plate mm) when given); thresholds in mT, lengths in mm.
 
     Raises:
         KeyError: for a magnet, grade or stack-up not in the tables.
     """
     weak, strong = GRADES[grade]
-    gap = gap_of(stackup)
+    gap = gap_of(stackup, layers)
     radii = np.arange(0.0, REACH_MM + STEP_MM / 2, STEP_MM)
     capture = _radius_below(bz(magnet, weak, gap + TOLERANCE_MM, radii), radii, bop)
     release = _last_radius_at(bz(magnet, strong, gap - TOLERANCE_MM, radii), radii, brp)
@@ -198,9 +206,14 @@ def evaluate(magnet: str, grade: str, stackup: str, bop: float = BOP_MAX_MT,
                   capture >= push + SENSOR_PLACEMENT_MM)
 
 
-def evaluate_all(**limits) -> list[Result]:
-    """Every magnet x grade x stack-up, in table order."""
-    return [evaluate(m, g, s, **limits) for s in STACKUPS for m in MAGNETS for g in GRADES]
+def evaluate_all(extra: tuple[float, float] | None = None, **limits) -> list[Result]:
+    """Every magnet x grade x stack-up, in table order; ``extra`` (top mm, plate mm) adds
+    that stack-up (your own layers) after the table's."""
+    stackups = {name: layers for name, layers in STACKUPS.items()}
+    if extra is not None:
+        stackups.setdefault(layers_name(*extra), tuple(extra))
+    return [evaluate(m, g, s, layers=stackups[s], **limits)
+            for s in stackups for m in MAGNETS for g in GRADES]
 
 
 def recommend(results: list[Result]) -> Result:
@@ -275,7 +288,7 @@ def draw(path: str, results: list[Result] | None = None) -> None:
 
     results = evaluate_all() if results is None else results
     best = recommend(results)
-    gap = gap_of(best.stackup)
+    gap = best.gap
     radii = np.arange(0.0, 30.0 + STEP_MM / 2, STEP_MM)
     figure, axes = pyplot.subplots(figsize=(9, 5.2), dpi=110)
     for magnet in MAGNETS:
@@ -315,6 +328,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="worst-case (lowest) release point, mT (default %(default)s)")
     parser.add_argument("--token-height", type=float, default=TOKEN_HEIGHT_MM,
                         help="time token's height, mm (default %(default)s)")
+    parser.add_argument("--layers", nargs=2, type=float, metavar=("TOP", "PLATE"),
+                        help="add your own stack-up: top layer and plate thickness in mm "
+                        "(plate 0: the sensor in a pocket under the top layer)")
     parser.add_argument("--neighbour", type=float, default=NEIGHBOUR_MM,
                         help="centre to centre of neighbouring spaces on your board, mm, for "
                         "the crosstalk figures (default %(default)s; the tables in the docs use it)")
@@ -326,9 +342,12 @@ def main(argv: list[str] | None = None) -> int:
     if not PUSH_MM < args.neighbour <= REACH_MM - PUSH_MM:
         parser.error(f"--neighbour must be more than {PUSH_MM:g} and at most "
                      f"{REACH_MM - PUSH_MM:g} mm, got {args.neighbour}")
+    if args.layers and not (0 < args.layers[0] <= 20 and 0 <= args.layers[1] <= 20):
+        parser.error(f"--layers must be a top layer of 0..20 mm (above 0) and a plate of "
+                     f"0..20 mm, got {args.layers[0]:g} and {args.layers[1]:g}")
     _need_magpylib()
-    results = evaluate_all(bop=args.bop, brp=args.brp, token=args.token_height,
-                           neighbour=args.neighbour)
+    results = evaluate_all(extra=tuple(args.layers) if args.layers else None, bop=args.bop,
+                           brp=args.brp, token=args.token_height, neighbour=args.neighbour)
     if args.markdown:
         sys.stdout.write(markdown(results))
     else:

@@ -134,3 +134,71 @@ def test_crosstalk_at_the_neighbour_follows_the_spacing(results):
     assert old.crosstalk > fm.BRP_MIN_MT and not old.ok
     best = fm.recommend(results)
     assert max(best.crosstalk, best.stack_crosstalk) < fm.BRP_MIN_MT
+
+
+def test_the_built_space_drawing_is_the_models_stack_up(results):
+    """built-space.svg (12 px per mm): the magnet's size, the magnet glued under the token
+    (its bottom face on the top layer, the token on top of it, as the model's stack
+    assumes), the layers' thicknesses and the gap to the hall element are the model's."""
+    import xml.etree.ElementTree as ET
+
+    best = fm.recommend(results)
+    top, plate = fm.STACKUPS[best.stackup]
+    diameter, height = fm.MAGNETS[best.magnet]
+    root = ET.parse(HARDWARE / "built-space.svg").getroot()
+    ns = "{http://www.w3.org/2000/svg}"
+    rects = [r for r in root.iter(f"{ns}rect")]
+
+    def box(fill):
+        r = next(r for r in rects if r.get("fill") == fill)
+        return (float(r.get("x")), float(r.get("y")), float(r.get("width")),
+                float(r.get("height")))
+
+    px = 12.0
+    token, magnet, acrylic = box("url(#token)"), box("url(#steel)"), box("url(#acrylic)")
+    assert (magnet[2], magnet[3]) == (diameter * px, height * px)
+    assert magnet[1] + magnet[3] == pytest.approx(acrylic[1])          # on the top layer
+    assert token[1] + token[3] == pytest.approx(magnet[1])             # the token on the magnet
+    assert token[3] == pytest.approx(fm.TOKEN_HEIGHT_MM * px)
+    assert acrylic[3] == pytest.approx(top * px)
+    dimension = next(p for p in root.iter(f"{ns}path") if p.get("d", "").startswith("M76.0,"))
+    _, y0, y1 = (float(v) for v in re.findall(r"[\d.]+", dimension.get("d")))
+    assert (y1 - y0) == pytest.approx(fm.gap_of(best.stackup) * px, abs=0.5)
+    assert y0 == pytest.approx(acrylic[1])
+    plate_path = next(p for p in root.iter(f"{ns}path") if p.get("fill") == "url(#ply)")
+    ys = [float(v) for v in re.findall(r"V([\d.]+)", plate_path.get("d"))]
+    assert ys and ys[0] - float(re.match(r"M[\d.]+,([\d.]+)", plate_path.get("d")).group(1)) \
+        == pytest.approx(plate * px)
+
+
+def test_the_docs_give_the_thickness_the_figures_hold_for(results, monkeypatch):
+    """mechanical.md says for which total thickness the figures hold (nominal +- the
+    model's tolerance, on the whole distance) and what a stack 1 mm too thin needs."""
+    text = " ".join((HARDWARE / "mechanical.md").read_text().split())
+    best = fm.recommend(results)
+    top, plate = fm.STACKUPS[best.stackup]
+    low, high = top + plate - fm.TOLERANCE_MM, top + plate + fm.TOLERANCE_MM
+    assert f"the figures hold for {low:g} to {high:g} mm of material together" in text
+    assert "0.5 mm error on the whole magnet-to-sensor distance (not on each layer)" in text
+    monkeypatch.setattr(fm, "TOLERANCE_MM", 1.0)
+    thin = fm.evaluate(best.magnet, best.grade, best.stackup)
+    assert thin.spacing > best.spacing + 2
+    assert f"a stack 1 mm too thin already needs {thin.spacing:.1f} mm between centres" in text
+
+
+def test_your_own_layers_are_computed(capsys):
+    """bom.md's one-space test says to rerun the model for the layers you build:
+    --layers TOP PLATE adds that stack-up to the tables."""
+    assert fm.main(["--layers", "3", "4.5"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if "3 mm top, under 4.5 mm plate" in line]
+    assert len(rows) == len(fm.MAGNETS) * len(fm.GRADES)
+    assert "gap  8.3" in rows[0]
+    thicker = fm.evaluate("6x3", "N35", "mine", layers=(3.0, 4.5))
+    base = fm.evaluate("6x3", "N35", "3 mm top, under 4 mm plate")
+    assert thicker.axis < base.axis and thicker.gap == pytest.approx(base.gap + 0.5)
+    with pytest.raises(SystemExit):
+        fm.main(["--layers", "3", "-1"])
+    assert "--layers must be" in capsys.readouterr().err
+    bom = " ".join((HARDWARE / "bom.md").read_text().split())
+    assert "python hardware/field_model.py --layers" in bom

@@ -290,3 +290,38 @@ def test_the_cost_estimate_adds_up_and_is_dated():
     stated = float(re.search(r"\*\*Total \(Zero 2 W build\)\*\* \| \| \| \*\*about (\d+)\*\*", bom).group(1))
     assert stated == round(sum(float(r[4]) for r in rows))
     assert "DRV5032FCDBZR" in bom and "SN74AHCT125N" in bom
+
+
+# ------------------------------------------------------------ to92-pocket.svg
+def _inside(point: tuple[float, float], polygon: list[tuple[float, float]]) -> bool:
+    """Strictly inside a closed polygon (ray casting; points on an edge are outside)."""
+    x, y = point
+    for (x1, y1), (x2, y2) in zip(polygon, polygon[1:] + polygon[:1]):
+        if (x1 == x2 and x == x1 and min(y1, y2) <= y <= max(y1, y2)) or \
+                (y1 == y2 and y == y1 and min(x1, x2) <= x <= max(x1, x2)):
+            return False
+    crossings = 0
+    for (x1, y1), (x2, y2) in zip(polygon, polygon[1:] + polygon[:1]):
+        if (y1 > y) != (y2 > y) and x < x1 + (y - y1) * (x2 - x1) / (y2 - y1):
+            crossings += 1
+    return crossings % 2 == 1
+
+
+def test_the_to92_legs_run_in_a_groove_not_through_the_plate():
+    """In the section the legs leave the body half-way up its thickness, so the plate
+    needs a groove for them to lie straight: no point of a leg is inside the plate."""
+    root = ET.parse(HARDWARE / "to92-pocket.svg").getroot()
+    ns = "{http://www.w3.org/2000/svg}"
+    plate = next(p for p in root.iter(f"{ns}path") if p.get("fill") == "url(#ply)")
+    polygon = _points(plate.get("d"))
+    body = next(r for r in root.iter(f"{ns}rect") if r.get("fill") == "url(#body)")
+    right = float(body.get("x")) + float(body.get("width"))
+    legs = [p for p in root.iter(f"{ns}path") if p.get("stroke") == "#999"]
+    section = [_points(p.get("d")) for p in legs if _points(p.get("d"))[0][1] < 300]
+    assert section
+    for (x1, y), (x2, _) in (leg[:2] for leg in section):
+        samples = [(x, y) for x in range(int(max(x1, right)) + 1, int(x2))]
+        assert samples and not any(_inside(p, polygon) for p in samples)
+    # the body in its pocket, the marked face against the pocket's ceiling
+    top = float(body.get("y"))
+    assert not _inside((right - 1, top + 1), polygon) and _inside((right - 1, top - 1), polygon)

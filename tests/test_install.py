@@ -588,6 +588,17 @@ def test_no_core_clock_lines_on_a_pi5_and_a_moved_card_loses_them(tmp_path):
     boot = (root / "boot/firmware/config.txt").read_text()
     assert "core_freq" not in boot and install.CLOCK_BEGIN not in boot
     assert "nothing to fix on a Pi 5" in out
+    # the reboot line names what changed: no core clock on a Pi 5
+    reboot = next(line for line in out.splitlines() if line.strip().startswith("reboot"))
+    assert "I2C at 400 kHz" in reboot and "core clock" not in reboot
+
+
+def test_a_pi5_install_does_not_promise_a_fixed_core_clock(tmp_path):
+    root = make_root(tmp_path, model="Raspberry Pi 5 Model B Rev 1.0")
+    code, out = run(root, "--leds-driver", "neopixel_spi")
+    assert code == 0, out
+    reboot = next(line for line in out.splitlines() if line.strip().startswith("reboot"))
+    assert "I2C at 400 kHz" in reboot and "core clock" not in reboot
 
 
 def test_clock_block_edit_keeps_other_lines_and_replaces_only_its_own():

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from firmware_py import cli, template
+from firmware_py import cli, template, template_pages
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -195,3 +195,19 @@ def test_centres_closer_than_the_magnets_spacing_are_named(tmp_path):
 def test_an_unknown_paper_is_refused(tmp_path, capsys):
     assert template.main(None, str(tmp_path / "t.svg"), paper="a3") == 2
     assert "paper must be one of a4, letter" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("paper", ["a4", "letter"])
+def test_alignment_marks_keep_clear_of_the_space_marks(tmp_path, paper):
+    """A circled cross on a sensor square or an LED hole could be punched or matched
+    by mistake: every alignment mark keeps clear of every centre and LED hole."""
+    board = template.load_centres(centres_file(tmp_path, grid(), size=270.0))
+    clear = template_pages.ALIGN_CLEARANCE_MM
+    spots = [(x, y) for x, y in board.centres]
+    spots += [(x + sx * template.LED_OFFSET_MM, y + sy * template.LED_OFFSET_MM)
+              for x, y in board.centres for sx, sy in [template.led_side(board, x, y)]]
+    roots = [ET.fromstring(svg) for svg in template.pages(board, paper)]
+    found = set().union(*(aligns(r) for r in roots))
+    assert found
+    for ax, ay in found:
+        assert min(math.hypot(ax - x, ay - y) for x, y in spots) >= clear, (ax, ay)

@@ -2,7 +2,8 @@
 
 A small JSON file, ``names.json`` in the state folder: ``{"names": ["Anna", ...]}``.
 "Green" and "Yellow" are always offered first (the defaults) and never stored.
-Written atomically (temporary file, fsync, rename, fsync of the folder).
+Written with ``firmware_py.disk.write_durably`` (a temporary file of its own, fsync,
+rename, fsync of the folder; nothing left behind on an error).
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import json
 from pathlib import Path
 
 from ..disk import make_folder, write_durably
+from ..rules import jsonsafe
 
 DEFAULTS = ("Green", "Yellow")
 MAX_NAMES = 40
@@ -52,11 +54,15 @@ def clean(names) -> list[str]:
 
 
 def load_names(path: str | Path) -> list[str]:
-    """The stored names (not the defaults); [] when the file is missing or unreadable."""
+    """The stored names (not the defaults); [] when the file is missing, unreadable or not
+    ``{"names": [text, ...]}`` (nested too deeply, other types: never an exception)."""
     try:
-        data = json.loads(Path(path).read_text("utf-8"))
-        return clean(data.get("names", []))
-    except (OSError, ValueError, AttributeError):
+        data = jsonsafe.loads(Path(path).read_bytes(), str(path), 4)
+        names = data.get("names", []) if isinstance(data, dict) else []
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            return []
+        return clean(names)
+    except (OSError, ValueError):
         return []
 
 

@@ -107,7 +107,10 @@ def _begin(what: str, build: Callable) -> Callable[[Parts], object]:
                 box["abandoned"] = True
                 box["error"] = f"no answer within {START_SECONDS:g} s"
         if "error" in box:
-            LOG.error("%s failed to start: %s", what, box["error"])
+            from .diagnose import cause
+            found = cause(str(box["error"]))
+            LOG.error("%s failed to start: %s%s", what, box["error"],
+                      f" -> cause: {found}" if found else "")
             parts.failures.append(f"{what} failed to start: {box['error']}")
             return None
         return box["result"]
@@ -171,7 +174,16 @@ def _oled_device(cfg: dict, sim: bool):
     else:
         from luma.core.interface.serial import i2c
         serial = i2c(port=disp["i2c_port"], address=disp["i2c_address"])
-    return cls(serial, width=128, height=64, rotate=disp["rotate"])
+    try:
+        return cls(serial, width=128, height=64, rotate=disp["rotate"])
+    except Exception:
+        cleanup = getattr(serial, "cleanup", None)    # retried later: no open bus left behind
+        if cleanup is not None:
+            try:
+                cleanup()
+            except Exception:  # noqa: BLE001
+                pass
+        raise
 
 
 def build_parts(cfg: dict, post: Callable, clock: Callable, *, on_oled_frame=None,
@@ -216,9 +228,13 @@ def _build_rest(parts: Parts, cfg: dict, post: Callable, clock: Callable, sim: b
         if pixels is not None:
             parts.strip = LedStrip(pixels, on_led_frame)
     if cfg["display"]["driver"] != "none":
-        device = _try(parts, "OLED", lambda: _oled_device(cfg, sim))
-        if device is not None:
-            parts.oled = Oled(device, on_oled_frame)
+        def build():
+            """luma's device for the configured OLED (raises when it does not answer)."""
+            return _oled_device(cfg, sim)
+        device = _try(parts, "OLED", build)
+        parts.oled = Oled(device, on_oled_frame, build=build)
+        if device is None:        # absent at start: tried again at every frame, as a part
+            parts.oled.failed = parts.failures[-1]         # that failed later would be
     if sim_sensor is not None:
         parts.sim_sensor = sim_sensor(parts)
         if parts.sim_sensor is None:
