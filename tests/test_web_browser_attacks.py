@@ -167,8 +167,11 @@ def test_guessing_the_pin_in_the_browser_is_held_off_and_the_box_pin_still_works
             wrong = "000000" if pin != "000000" else "111111"
 
             def login(value):
+                from selenium.webdriver.support import expected_conditions as EC
+                page = driver.find_element("tag name", "html")
                 driver.find_element("name", "pin").send_keys(value)
                 driver.find_element("css selector", 'form[action="/login"] button').click()
+                _wait(driver, EC.staleness_of(page), "the answer to the PIN")
                 return driver.find_element("tag name", "body").text
             for _ in range(4):
                 text = login(wrong)
