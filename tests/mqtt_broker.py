@@ -40,6 +40,7 @@ class Broker:
         os.chmod(passwd, 0o600)
         self.password_file = folder / "box-password"
         self.password_file.write_text(PASSWORD + "\n")
+        self.password_file.chmod(0o600)           # config check refuses one others may read
         self.conf = folder / "mosquitto.conf"
         acl_line = ""
         if acl:

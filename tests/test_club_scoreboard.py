@@ -95,8 +95,9 @@ def test_the_scoreboard_page_shows_every_table_live(tmp_path):
         records = _get(port, "/records.jsonl").decode().splitlines()
         assert len(csv_text.splitlines()) == len(records) + 1 and records
         assert all(json.loads(r)["format"] == "patchwork-game-record/1" for r in records)
-        kept = list((tmp_path / "results").glob("*.json"))
-        assert len(kept) == len(records)
+        import sqlite3
+        with sqlite3.connect(tmp_path / "results" / "scoreboard.sqlite") as db:
+            assert db.execute("SELECT COUNT(*) FROM games").fetchone()[0] == len(records)
     finally:
         if driver:
             driver.quit()

@@ -26,7 +26,10 @@ GAMES = (("patchwork", "Patchwork"), ("patchwork-express", "Patchwork Express"))
 BOARDS = (("2014", "2014 board"), ("revised", "revised board"))
 PLAYERS = (("", "Two players"),) + tuple((level, f"Box ({level})") for level in LEVELS)
 """The "Who plays?" choices: two people, or one person against the box at a level."""
-MENU_ITEMS = ("Back to game", "Undo last turn", "Claim 7x7 tile", "Correct buttons", "End game now")
+MENU_ITEMS = ("Back to game", "Undo last turn", "Claim 7x7 tile", "Correct buttons", "End game now",
+              "Web PIN")
+"""The menu's entries; "Web PIN" asks the LAN page for a PIN to show on the OLED (only
+someone at the box can ask this way, so no stranger's guessing can hold it up)."""
 HINT_ITEM = "Ask the box"
 
 
@@ -71,6 +74,7 @@ class TableUI(BoxTable):
         self.consume_reading = False
         self.tentative = None       # the state before the last move while it is tentative
         self.known_names: Callable[[], list[str]] = list   # stored player names (names.py)
+        self.pin_asked = 0          # how often the menu asked for a web PIN (on the live feed)
 
     # ----- resume ---------------------------------------------------------------
     def resume(self, entries: list[dict]) -> None:
@@ -617,6 +621,10 @@ class TableUI(BoxTable):
                 self.mode = "end_confirm"
             elif item == HINT_ITEM:
                 self._start_hint()
+            elif item == "Web PIN":
+                self.pin_asked += 1
+                self._to_turn()
+                self.notice = "PIN asked: see corner"
             else:
                 self._to_turn()
         self._choose(g, len(items), _ok, self._to_turn)

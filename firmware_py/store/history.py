@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
-from ..disk import remove_temporaries, write_durably
+from ..disk import make_folder, remove_temporaries, write_durably
 from ..rules import GameRecord, RecordError, dumps_record, parse_record, replay
 from .analyses import restore
 from .index import Index
@@ -131,8 +131,9 @@ class History:
         temporary file left)."""
         path = self.record_path(game_id)
         data = (dumps_record(record) + "\n").encode()
-        self.records.mkdir(parents=True, exist_ok=True)
-        write_durably(path, data)
+        make_folder(self.folder)
+        make_folder(self.records, shared=True)     # the group's too where the folder is
+        write_durably(path, data, 0o644)
         return path
 
     def file(self, game_id: str, record: GameRecord) -> Path:
@@ -219,7 +220,7 @@ class History:
         lock for its row, so its row is either in the rebuilt index or written after
         it; it is never dropped."""
         report = RebuildReport()
-        self.folder.mkdir(parents=True, exist_ok=True)
+        make_folder(self.folder)
         index = self._sound_index(report)
         with index:
             with index.transaction():

@@ -8,6 +8,8 @@ newest event it has not sent yet, so a slow browser skips states instead of
 piling them up, and never holds up the others. Every two seconds it checks
 that its socket file still exists (the feed folder may have been recreated)
 and reads ``live.json`` if it is newer than what it has (a missed datagram).
+When a snapshot's ``pin_asked`` goes up within one service run (someone chose
+"Web PIN" in the box's menu), it calls ``on_pin_asked``.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import asyncio
 import json
 import logging
 from pathlib import Path
+from typing import Callable
 
 from ..feed import LIVE_FILE, STALE_SECONDS, FeedSubscriber, feed_age, read_live
 
@@ -52,6 +55,11 @@ def sse_event(snapshot: dict) -> bytes:
     return f"id: {snapshot.get('seq', 0)}\nevent: live\ndata: {data}\n\n".encode()
 
 
+def _count(snap: dict, key: str) -> int:
+    value = snap.get(key)
+    return value if type(value) is int else 0
+
+
 class LiveHub:
     """Feed subscriber + fan-out to pages. ``snapshot`` is the newest (or None)."""
 
@@ -66,6 +74,7 @@ class LiveHub:
         self.received = 0
         self._mtime = 0                 # live.json's mtime when last read
         self.stopped: int | None = None  # whole minutes since the service stopped (None: runs)
+        self.on_pin_asked: Callable[[], None] = lambda: None
 
     async def start(self) -> None:
         """Bind the socket and start listening (call inside the running loop)."""
@@ -95,6 +104,9 @@ class LiveHub:
             return
         self.snapshot = snap
         self.stopped = None
+        if (old is not None and old.get("run") == snap.get("run")
+                and _count(snap, "pin_asked") > _count(old, "pin_asked")):
+            self.on_pin_asked()
         self._push(sse_event(snap))
 
     def _push(self, event: bytes) -> None:

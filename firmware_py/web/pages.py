@@ -32,6 +32,12 @@ def player_colour(name: str, index: int) -> str:
     return COLOURS.get(name.strip().lower(), SERIES[index % len(SERIES)])
 
 
+def script_json(value) -> str:
+    """``value`` as JSON safe inside a ``<script>`` element: every ``<`` is written
+    ``\\u003c``, so no text in it (``</script>``, ``<!--``) can end or bend the element."""
+    return json.dumps(value).replace("<", "\\u003c")
+
+
 def layout(title: str, here: str, body: str, scripts: tuple[str, ...] = ()) -> str:
     """A whole HTML page: header with the navigation, ``body`` (HTML), ``scripts`` (paths)."""
     nav = "".join(f'<a href="{href}"{" class=here" if href == here else ""}>{name}</a>'
@@ -178,10 +184,9 @@ def game_page(row: dict, steps: list[dict], editing: bool = False, message: str 
                      f'</figcaption><div id="q-{i}"></div><p class="small muted" id="q-{i}-note">'
                      f'</p></figure>' for i, p in enumerate(row["players"]))
     gid = escape(str(row["id"]))
-    data = json.dumps({"steps": steps, "game": row["game"],
-                       "names": [p["name"] for p in row["players"]],
-                       "colours": [p.get("colour", "") for p in row["players"]]}
-                      ).replace("</", "<\\/")
+    data = script_json({"steps": steps, "game": row["game"],
+                        "names": [p["name"] for p in row["players"]],
+                        "colours": [p.get("colour", "") for p in row["players"]]})
     board = svg.board_svg(spec.last_space, spec.income_spaces, spec.leather_spaces, "replay-board")
     body = f"""<h1>{GAME_NAMES.get(row["game"], escape(row["game"]))}, {_when(row)}</h1>
 <p>{_result(row)}{(", " + _duration(row.get("duration_s"))) if row.get("duration_s") else ""}</p>

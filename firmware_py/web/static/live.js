@@ -169,11 +169,39 @@
     document.body.dataset.seq = snap.seq;
   }
 
-  function connect() {
-    const source = new EventSource("/events");
-    source.addEventListener("live", (e) => { apply(JSON.parse(e.data)); });
-    source.onerror = () => text("link", "lost the page's link to the box: reconnecting...");
+  // Reconnects with back-off whatever the failure: a browser gives up on an EventSource
+  // for good after a non-200 answer (a proxy's 502 while the service restarts).
+  let source = null, delay = 1000, lastAt = 0, timer = null;
+  function age() {
+    if (!lastAt) return "";
+    const s = Math.round((Date.now() - lastAt) / 1000);
+    return s < 60 ? `${s} s` : s < 3600 ? `${Math.floor(s / 60)} min` : `${Math.floor(s / 3600)} h`;
   }
-  setInterval(status, 20000);
+  function lost() {
+    if (source) source.close();
+    source = null;
+    clearTimeout(timer);
+    timer = setTimeout(connect, delay);
+    delay = Math.min(delay * 2, 30000);
+    showLink();
+  }
+  function showLink() {
+    if (source && source.readyState === EventSource.OPEN && lastAt) {
+      if (stoppedAt !== null) status();       // the page's link is up, the box is not
+      else text("link", "live");
+    }
+    else text("link", "reconnecting..." + (lastAt ? ` (this picture is ${age()} old)` : ""));
+  }
+  function connect() {
+    source = new EventSource("/events");
+    source.addEventListener("live", (e) => {
+      apply(JSON.parse(e.data));
+      lastAt = Date.now();
+      delay = 1000;
+      showLink();
+    });
+    source.onerror = lost;
+  }
+  setInterval(showLink, 1000);
   connect();
 })();
