@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -84,12 +85,23 @@ def _json_escape(exc: UnicodeEncodeError) -> tuple[str, int]:
 
 codecs.register_error("patchwork-json-escape", _json_escape)
 
+#: characters ``json.dumps`` leaves raw that may not be printable (it escapes only C0)
+_RAW_IN_JSON = re.compile("[^\x00-\x7e]")
+
+
+def _escape_unprintable(match: re.Match) -> str:
+    char = match.group()
+    return char if char.isprintable() else json.dumps(char)[1:-1]
+
 
 def json_for(out, text: str) -> str:
     """JSON ``text`` as the stream ``out`` can write it: each character its encoding lacks
     (an emoji on an ASCII or latin-1 terminal) becomes JSON's ``\\uXXXX`` escape, which
     reads back as the same value (non-ASCII text only ever stands inside JSON strings).
-    ``text`` unchanged when ``out`` has no encoding or encodes it all."""
+    So do the characters JSON itself leaves raw that a terminal would act on: DEL, the
+    C1 controls (a UTF-8 terminal runs U+009B as CSI) and format characters such as a
+    right-to-left override. ``text`` otherwise unchanged."""
+    text = _RAW_IN_JSON.sub(_escape_unprintable, text)
     encoding = getattr(out, "encoding", None)
     if not encoding:
         return text
