@@ -103,6 +103,16 @@ def test_a_huge_pax_header_is_refused_before_it_is_read(store, tmp_path):
     refused(store, source, r"extended \(pax\) header of 1073741824 bytes passes the cap of 4096")
 
 
+def test_a_chain_of_pax_headers_counts_towards_the_total(store, tmp_path, monkeypatch):
+    """Pax headers with no member after them, each under the header cap: a gzip stream of
+    them unpacks about 1000-fold (2 MB of file, 1 GB of headers, seconds of CPU; minutes
+    on a Pi), so their bytes count towards the cap on the total like a member's."""
+    monkeypatch.setattr(B, "CAPS", Caps(members=2, member=4000, total=6000, header=512))
+    pax = header("././@PaxHeader", octal(500), b"x") + b"500 comment=" + b"a" * 487 + b"\n"
+    source = a_backup(tmp_path, pax + b"\0" * 12, *[pax + b"\0" * 12] * 20)
+    refused(store, source, r"more than 6000 bytes \(the cap on the total\)")
+
+
 def test_links_and_devices_are_refused(store, tmp_path):
     for kind in (b"1", b"2", b"3", b"L"):
         source = a_backup(tmp_path, member("backup.json", manifest(0)),
