@@ -182,3 +182,23 @@ def test_history_and_stats_rebuild_an_index_that_lost_rows_and_say_so(tmp_path, 
     said = capsys.readouterr()
     assert "the index holds 0 of 3 saved games" in said.err
     assert sum(g["games"] for g in json.loads(said.out)["games"]) == 3
+
+
+def test_history_says_an_index_that_lost_rows_when_its_lock_forbids_the_rebuild(tmp_path, capsys):
+    """Another process holds the write lock of an emptied index: ``history`` cannot rebuild
+    it, and shows what the index holds, but never without saying games are missing."""
+    from firmware_py.cli import main
+    folder = tmp_path / "journal"
+    history = History(folder)
+    for i, record in enumerate([PATCHWORK, EXPRESS_RECORD]):
+        history.file(f"g{i}", record)
+    with history.index() as index:
+        index.delete_all()
+    holder = LockHolder(history.db_path)
+    try:
+        assert main(["history", "--store", str(folder)]) == 0
+    finally:
+        holder.release()
+    said = capsys.readouterr()
+    assert "the index holds 0 of 2 saved games; not rebuilt now" in said.err
+    assert "history --rebuild" in said.err and "Traceback" not in said.err

@@ -60,16 +60,34 @@ def found_path(found) -> str | None:
 def reconcile_store(folder: Path) -> None:
     """Before a command reads the history: an index that lost rows (deleted, emptied, an old
     copy put back) is rebuilt from the records, said on standard error. Any error is left
-    to the reading that follows, which says it."""
+    to the reading that follows, which says it; an index that lost rows and cannot be
+    rebuilt now (another process holds its write lock) is said, with what to do."""
     import sqlite3
 
     from ..store import History
+    history = History(folder)
     try:
-        said = History(folder).reconcile()
+        said = history.reconcile()
+    except sqlite3.OperationalError as exc:        # locked: the reading may still work
+        said = _not_reconciled(history, exc)
     except (OSError, sqlite3.Error):
         return
     if said:
         print(f"patchwork-companion: {said}", file=sys.stderr)
+
+
+def _not_reconciled(history, exc: Exception) -> str:
+    """What to say when the index lost rows but its rebuild was refused (``exc``); ""
+    when the index and the records agree after all, or cannot be compared."""
+    import sqlite3
+    try:
+        why = history.disagreement()
+    except (OSError, sqlite3.Error):
+        return ""
+    return (f"{history.db_path}: {why}; not rebuilt now ({exc}: another process holds the "
+            "index: the service, a sqlite3 shell, a backup tool, restore?), so what follows "
+            "may miss games; the service rebuilds it once the lock goes, or run "
+            "'patchwork-companion history --rebuild'") if why else ""
 
 
 def fail(message: str) -> int:
