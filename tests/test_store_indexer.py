@@ -202,3 +202,18 @@ def test_history_says_an_index_that_lost_rows_when_its_lock_forbids_the_rebuild(
     said = capsys.readouterr()
     assert "the index holds 0 of 2 saved games; not rebuilt now" in said.err
     assert "history --rebuild" in said.err and "Traceback" not in said.err
+
+
+def test_history_rebuilds_a_deleted_index_as_stats_does(tmp_path, capsys):
+    """A deleted index with games saved is not "no history yet (no finished game)"."""
+    from firmware_py.cli import main
+    folder = tmp_path / "journal"
+    history = History(folder)
+    for i, record in enumerate([PATCHWORK, EXPRESS_RECORD]):
+        history.file(f"g{i}", record)
+    for suffix in ("", "-wal", "-shm"):
+        (folder / f"history.sqlite3{suffix}").unlink(missing_ok=True)
+    assert main(["history", "--store", str(folder)]) == 0
+    said = capsys.readouterr()
+    assert len(said.out.splitlines()) == 2
+    assert "the index is missing, with 2 games saved" in said.err and "no finished" not in said.err
