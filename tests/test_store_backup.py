@@ -312,3 +312,22 @@ def test_a_backup_made_by_hand_with_tar_is_restored(store, tmp_path, fmt):
                     "backup.json", "records"], check=True)
     done = restore(store, tmp_path / "made.tar.gz")
     assert (done.games, done.indexed) == (3, 4)
+
+
+def test_a_restore_while_another_process_locks_the_index_restores_and_says_so(store, tmp_path,
+                                                                               capsys):
+    """The games are in once swapped: a locked index is said, not "run 'restore' again"."""
+    from test_store_indexer import LockHolder
+    source = tmp_path / "b.tar.gz"
+    B.backup(store, source)
+    target = tmp_path / "other"
+    History(target).file("20261101-190009-ccccc9", GAMES["20261101-190000-aaaaa0"])
+    holder = LockHolder(History(target).db_path)
+    try:
+        assert main(["restore", str(source), "--store", str(target)]) == 0
+    finally:
+        holder.release()
+    said = capsys.readouterr()
+    assert "restored 1 game into" in said.out and "not rebuilt" in said.out
+    assert "again" not in said.err
+    assert len(list((target / "records").glob("*.json"))) == 2

@@ -35,6 +35,7 @@ import os
 import re
 import secrets
 import shutil
+import sqlite3
 import tarfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -65,7 +66,9 @@ class Restored:
     """What :func:`restore` did: ``games`` added, ``kept`` (already in the store, kept as
     they are), ``repaired`` (store records that were not valid, replaced), names
     ``added`` from the backup, names ``kept`` that the store gained since the backup,
-    names ``left_out`` (over ``MAX_NAMES``), ``indexed`` games in the history after."""
+    names ``left_out`` (over ``MAX_NAMES``), ``indexed`` games in the history after, or
+    ``index_problem``: why the index could not be rebuilt (locked by another process; the
+    games are restored all the same, the service or ``history`` rebuilds it later)."""
 
     games: int = 0
     kept: int = 0
@@ -74,6 +77,7 @@ class Restored:
     kept_names: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
     indexed: int = 0
+    index_problem: str = ""
 
 
 def backup(folder: str | Path, target: str | Path) -> int:
@@ -160,7 +164,8 @@ def check_record(data: bytes, where: str):
 def restore(folder: str | Path, source: str | Path) -> Restored:
     """Restore the backup ``source`` into the store in ``folder`` (see the module text).
     Raises :class:`BackupError` (the store unchanged) or OSError / sqlite3.Error (from the
-    swap or the index: :func:`finish_pending` completes it)."""
+    swap or a damaged index: :func:`finish_pending` completes it); an index locked by
+    another process is said in ``index_problem``, not raised."""
     folder = Path(folder)
     finish_pending(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -173,7 +178,10 @@ def restore(folder: str | Path, source: str | Path) -> Restored:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     done.added, done.kept_names, done.left_out = _swap(folder, staging)
-    done.indexed = History(folder).rebuild().games
+    try:
+        done.indexed = History(folder).rebuild().games
+    except sqlite3.OperationalError as exc:     # locked: the games are in, the index lags
+        done.index_problem = str(exc)
     return done
 
 
