@@ -217,3 +217,18 @@ def test_history_rebuilds_a_deleted_index_as_stats_does(tmp_path, capsys):
     said = capsys.readouterr()
     assert len(said.out.splitlines()) == 2
     assert "the index is missing, with 2 games saved" in said.err and "no finished" not in said.err
+
+
+def test_export_rebuilds_an_index_that_lost_rows_and_says_so(tmp_path, capsys):
+    """An export is what is kept: it never leaves out games an emptied index lost."""
+    from firmware_py.cli import main
+    folder = tmp_path / "journal"
+    history = History(folder)
+    for i, record in enumerate([PATCHWORK, EXPRESS_RECORD]):
+        history.file(f"g{i}", record)
+    with history.index() as index:
+        index.delete_all()
+    assert main(["export", "--format", "csv", "--store", str(folder)]) == 0
+    said = capsys.readouterr()
+    assert len(said.out.splitlines()) == 3                 # the header and both games
+    assert "the index holds 0 of 2 saved games" in said.err
