@@ -331,3 +331,25 @@ def test_a_restore_while_another_process_locks_the_index_restores_and_says_so(st
     assert "restored 1 game into" in said.out and "not rebuilt" in said.out
     assert "again" not in said.err
     assert len(list((target / "records").glob("*.json"))) == 2
+
+
+def test_a_restore_in_progress_is_left_alone_by_another_start(store, tmp_path, monkeypatch):
+    """The service starting (or a second ``restore``) while a restore stages its games finds
+    a staging folder that is not marked complete: it is in progress, not cut short, and
+    removing it would leave the running restore to swap in part of the backup."""
+    source = tmp_path / "b.tar.gz"
+    for gid, record in GAMES.items():
+        History(store).file(gid, record)
+    B.backup(store, source)
+    target = tmp_path / "other"
+    staged = B._stage_record
+    said = []
+
+    def another_start_meanwhile(folder, staging, name, record, done):
+        said.extend(finish_pending(folder, rebuild=False))   # as the service's start does
+        staged(folder, staging, name, record, done)
+
+    monkeypatch.setattr(B, "_stage_record", another_start_meanwhile)
+    done = restore(target, source)
+    assert said == [] and done.games == len(GAMES) + 1
+    assert len(list((target / "records").glob("*.json"))) == len(GAMES) + 1

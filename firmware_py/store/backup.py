@@ -20,7 +20,9 @@ Restore is bounded and all-or-nothing:
    records are renamed into ``records/``, the names merged into
    ``names.json``, the staging folder removed, the index rebuilt. A power
    cut during the swap is finished by :func:`finish_pending` (run by the next
-   ``restore`` and at the service's start); one before the mark is undone.
+   ``restore`` and at the service's start); one before the mark is undone. A
+   restore holds an exclusive ``flock`` on its staging folder until its swap is
+   done, so one still running is never taken for one cut short.
 
 A game the store already holds keeps the store's copy (it may have been
 renamed since the backup); a store record that is not a valid record is
@@ -29,6 +31,7 @@ the backup's other names are added after them (at most ``MAX_NAMES`` in all).
 """
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import os
@@ -171,13 +174,17 @@ def restore(folder: str | Path, source: str | Path) -> Restored:
     folder.mkdir(parents=True, exist_ok=True)
     staging = folder / f"{STAGING}{secrets.token_hex(4)}"
     (staging / RECORDS).mkdir(parents=True)
+    held = _hold(staging, wait=True)           # in progress: another start leaves it alone
     try:
-        done = _stage(folder, staging, source)
-        write_durably(staging / READY, b"")
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    done.added, done.kept_names, done.left_out = _swap(folder, staging)
+        try:
+            done = _stage(folder, staging, source)
+            write_durably(staging / READY, b"")
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        done.added, done.kept_names, done.left_out = _swap(folder, staging)
+    finally:
+        os.close(held)
     try:
         done.indexed = History(folder).rebuild().games
     except sqlite3.OperationalError as exc:     # locked: the games are in, the index lags
@@ -275,15 +282,44 @@ def finish_pending(folder: str | Path, rebuild: bool = True) -> list[str]:
     folder = Path(folder)
     said = []
     for staging in sorted(folder.glob(f"{STAGING}*")) if folder.is_dir() else []:
-        if not staging.is_dir():
-            continue
-        if (staging / READY).exists():
-            _swap(folder, staging)
-            said.append(f"{staging}: a restore cut short was completed")
-        else:
-            shutil.rmtree(staging)
-            said.append(f"{staging}: a restore cut short before its check ended was undone "
-                        f"(the store was not changed)")
+        held = _hold(staging, wait=False) if staging.is_dir() else None
+        if held is None:
+            continue                            # not a folder, or a restore still running
+        try:
+            if not staging.is_dir():
+                continue                        # finished by that restore meanwhile
+            if (staging / READY).exists():
+                _swap(folder, staging)
+                said.append(f"{staging}: a restore cut short was completed")
+            else:
+                shutil.rmtree(staging)
+                said.append(f"{staging}: a restore cut short before its check ended was "
+                            f"undone (the store was not changed)")
+        finally:
+            os.close(held)
     if rebuild and any("completed" in s for s in said):
         History(folder).rebuild()
     return said
+
+
+def _hold(staging: Path, wait: bool) -> int | None:
+    """An open descriptor of the folder ``staging`` with an exclusive ``flock`` on it: the
+    restore that made it holds it until its swap is done, so :func:`finish_pending` in
+    another process (the service's start, a second ``restore``) never removes or swaps a
+    restore that is still running. ``wait`` False: None when another process holds it
+    (or the folder is gone). Raises OSError (``wait`` True)."""
+    try:
+        fd = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        if wait:
+            raise
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
