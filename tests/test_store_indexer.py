@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from firmware_py.cli import main as cli_main
 from firmware_py.store import History
 
 from test_faults_rig import EXPRESS_RECORD, GOLDEN_RECORDS, StepClock, TableDriver, service_for
@@ -184,19 +185,24 @@ def test_history_and_stats_rebuild_an_index_that_lost_rows_and_say_so(tmp_path, 
     assert sum(g["games"] for g in json.loads(said.out)["games"]) == 3
 
 
-def test_history_says_an_index_that_lost_rows_when_its_lock_forbids_the_rebuild(tmp_path, capsys):
-    """Another process holds the write lock of an emptied index: ``history`` cannot rebuild
-    it, and shows what the index holds, but never without saying games are missing."""
-    from firmware_py.cli import main
+def two_games_filed(tmp_path) -> tuple[Path, History]:
+    """A store (its folder and History) with two games filed."""
     folder = tmp_path / "journal"
     history = History(folder)
     for i, record in enumerate([PATCHWORK, EXPRESS_RECORD]):
         history.file(f"g{i}", record)
+    return folder, history
+
+
+def test_history_says_an_index_that_lost_rows_when_its_lock_forbids_the_rebuild(tmp_path, capsys):
+    """Another process holds the write lock of an emptied index: ``history`` cannot rebuild
+    it, and shows what the index holds, but never without saying games are missing."""
+    folder, history = two_games_filed(tmp_path)
     with history.index() as index:
         index.delete_all()
     holder = LockHolder(history.db_path)
     try:
-        assert main(["history", "--store", str(folder)]) == 0
+        assert cli_main(["history", "--store", str(folder)]) == 0
     finally:
         holder.release()
     said = capsys.readouterr()
@@ -206,14 +212,10 @@ def test_history_says_an_index_that_lost_rows_when_its_lock_forbids_the_rebuild(
 
 def test_history_rebuilds_a_deleted_index_as_stats_does(tmp_path, capsys):
     """A deleted index with games saved is not "no history yet (no finished game)"."""
-    from firmware_py.cli import main
-    folder = tmp_path / "journal"
-    history = History(folder)
-    for i, record in enumerate([PATCHWORK, EXPRESS_RECORD]):
-        history.file(f"g{i}", record)
+    folder, history = two_games_filed(tmp_path)
     for suffix in ("", "-wal", "-shm"):
         (folder / f"history.sqlite3{suffix}").unlink(missing_ok=True)
-    assert main(["history", "--store", str(folder)]) == 0
+    assert cli_main(["history", "--store", str(folder)]) == 0
     said = capsys.readouterr()
     assert len(said.out.splitlines()) == 2
     assert "the index is missing, with 2 games saved" in said.err and "no finished" not in said.err
@@ -221,14 +223,10 @@ def test_history_rebuilds_a_deleted_index_as_stats_does(tmp_path, capsys):
 
 def test_export_rebuilds_an_index_that_lost_rows_and_says_so(tmp_path, capsys):
     """An export is what is kept: it never leaves out games an emptied index lost."""
-    from firmware_py.cli import main
-    folder = tmp_path / "journal"
-    history = History(folder)
-    for i, record in enumerate([PATCHWORK, EXPRESS_RECORD]):
-        history.file(f"g{i}", record)
+    folder, history = two_games_filed(tmp_path)
     with history.index() as index:
         index.delete_all()
-    assert main(["export", "--format", "csv", "--store", str(folder)]) == 0
+    assert cli_main(["export", "--format", "csv", "--store", str(folder)]) == 0
     said = capsys.readouterr()
     assert len(said.out.splitlines()) == 3                 # the header and both games
     assert "the index holds 0 of 2 saved games" in said.err
