@@ -230,3 +230,31 @@ def test_export_rebuilds_an_index_that_lost_rows_and_says_so(tmp_path, capsys):
     said = capsys.readouterr()
     assert len(said.out.splitlines()) == 3                 # the header and both games
     assert "the index holds 0 of 2 saved games" in said.err
+
+
+def test_a_name_correction_while_the_index_is_locked_changes_nothing(tmp_path):
+    """The web page corrects a game's names while another process holds the index: the
+    record was rewritten and its row kept the old names, which no check finds (the ids
+    agree). Now the lock comes first: refused, record and row still agree; and once the
+    lock goes the correction reaches both."""
+    import sqlite3
+
+    import pytest
+
+    from firmware_py.rules import parse_record
+    from firmware_py.web.library import Library
+    folder, history = two_games_filed(tmp_path)
+    before = (folder / "records" / "g1.json").read_bytes()
+    holder = LockHolder(history.db_path)
+    try:
+        with pytest.raises(sqlite3.OperationalError):
+            Library(folder).rename("g1", ("Ann", "Ben"))
+    finally:
+        holder.release()
+    assert (folder / "records" / "g1.json").read_bytes() == before
+    Library(folder).rename("g1", ("Ann", "Ben"))
+    assert list(parse_record((folder / "records" / "g1.json").read_bytes()).players) == \
+        ["Ann", "Ben"]
+    with history.index() as index:
+        row = next(r for r in index.games(limit=10) if r["id"] == "g1")
+    assert (row["p0_name"], row["p1_name"]) == ("Ann", "Ben")

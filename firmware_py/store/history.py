@@ -163,10 +163,29 @@ class History:
         in ``records/``). Raises :class:`StoreError` (does not replay), ``sqlite3.Error``
         (locked past the 10 s busy wait, disk full), OSError (the record file is gone)."""
         path = path or self.record_path(game_id)
-        st = path.stat()
-        row = summarise(record, game_id, path.name, st.st_size, st.st_mtime)
+        row = self._row(game_id, record, path)
         with self.index() as index:
             index.upsert(row)
+
+    def refile(self, game_id: str, record: GameRecord) -> Path:
+        """Rewrite a saved game's record and its index row as one change (a correction of
+        its names on the web page): the index's write lock is taken first, then the record
+        saved, then its row replaced. Raises ``sqlite3.OperationalError`` when another
+        process holds the index past the 10 s busy wait, OSError when the disk refuses
+        the record: in both cases nothing changed (the record and its row still agree;
+        :meth:`file` would leave a renamed record under a row no check finds stale).
+        :class:`StoreError` as :meth:`index_record`."""
+        path = self.record_path(game_id)
+        with self.index() as index:
+            with index.transaction():
+                self.save(game_id, record)
+                index.put(self._row(game_id, record, path))
+        return path
+
+    @staticmethod
+    def _row(game_id: str, record: GameRecord, path: Path) -> dict:
+        st = path.stat()
+        return summarise(record, game_id, path.name, st.st_size, st.st_mtime)
 
     def disagreement(self) -> str:
         """"" when the index holds exactly one row per record file of ``records/``; else
