@@ -258,3 +258,17 @@ def test_a_name_correction_while_the_index_is_locked_changes_nothing(tmp_path):
     with history.index() as index:
         row = next(r for r in index.games(limit=10) if r["id"] == "g1")
     assert (row["p0_name"], row["p1_name"]) == ("Ann", "Ben")
+
+
+def test_a_record_no_rebuild_can_index_is_not_a_lost_row(tmp_path):
+    """One invalid record file made every ``history``, ``stats`` and ``export`` (and every
+    start of the service) rebuild the whole index, saying it was "deleted, emptied or
+    restored from an old copy"."""
+    folder, history = two_games_filed(tmp_path)
+    (folder / "records" / "bad.json").write_text('{"garbage": 1}')
+    assert History(folder).disagreement() == ""
+    assert History(folder).reconcile() == ""
+    with history.index() as index:
+        index.delete_all()
+    assert History(folder).disagreement() == "the index holds 0 of 2 saved games"
+    assert "2 games indexed, 1 records skipped" in History(folder).reconcile()
