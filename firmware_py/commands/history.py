@@ -50,13 +50,13 @@ def run(args, out=None) -> int:
         return analysis(history, args.show[1], out) if status == 0 and args.analysis else status
     if args.limit < 0:
         return fail("history: --limit must be 0 (all) or more")
+    reconcile_store(folder)                         # a deleted index comes back here
     if not history.db_path.exists():
         print(f"no history in {folder} yet (no finished game; or run 'history --rebuild')",
               file=sys.stderr)
         return 0 if not history.records.is_dir() else 2
     from ..store.history import dumps_row, row_text
     from ..store.stats import page_of_games
-    reconcile_store(folder)
     try:
         with history.index() as index:
             rows = page_of_games(index, args.player, args.game, args.limit or 1 << 62, 0)

@@ -168,23 +168,48 @@ class History:
         in ``records/``). Raises :class:`StoreError` (does not replay), ``sqlite3.Error``
         (locked past the 10 s busy wait, disk full), OSError (the record file is gone)."""
         path = path or self.record_path(game_id)
-        st = path.stat()
-        row = summarise(record, game_id, path.name, st.st_size, st.st_mtime)
+        row = self._row(game_id, record, path)
         with self.index() as index:
             index.upsert(row)
+
+    def refile(self, game_id: str, record: GameRecord) -> Path:
+        """Rewrite a saved game's record and its index row as one change (a correction of
+        its names on the web page): the index's write lock is taken first, then the record
+        saved, then its row replaced. Raises ``sqlite3.OperationalError`` when another
+        process holds the index past the 10 s busy wait, OSError when the disk refuses
+        the record: in both cases nothing changed (the record and its row still agree;
+        :meth:`file` would leave a renamed record under a row no check finds stale).
+        :class:`StoreError` as :meth:`index_record`."""
+        path = self.record_path(game_id)
+        with self.index() as index:
+            with index.transaction():
+                self.save(game_id, record)
+                index.put(self._row(game_id, record, path))
+        return path
+
+    @staticmethod
+    def _row(game_id: str, record: GameRecord, path: Path) -> dict:
+        st = path.stat()
+        return summarise(record, game_id, path.name, st.st_size, st.st_mtime)
 
     def disagreement(self) -> str:
         """"" when the index holds exactly one row per record file of ``records/``; else
         what differs, e.g. "the index holds 1 of 4 saved games" or "2 rows have no record".
         Record files that could not be indexed at the last :meth:`rebuild` of this object
-        (not a valid record) are not counted. Raises sqlite3.Error, OSError."""
+        (not a valid record) are not counted, nor are record files without a row that are
+        not valid records (read until the first valid one: an invalid record must not make
+        every command rebuild the index). Raises sqlite3.Error, OSError."""
         files = {p.stem for p in self.records.glob("*.json")} if self.records.is_dir() else set()
         files -= self._unindexable
         if not self.db_path.exists():               # not made here when nothing is to go in
             return f"the index is missing, with {_games(len(files))} saved" if files else ""
         with self.index() as index:
             rows = {r[0] for r in index.db.execute("SELECT id FROM games")}
-        missing, extra = len(files - rows), len(rows - files)
+        unrowed = sorted(files - rows)
+        while unrowed and not self._indexable(unrowed[0]):  # no rebuild would add its row
+            self._unindexable.add(unrowed.pop(0))
+        files -= self._unindexable
+        missing, extra = len(unrowed), len(rows - files)
         parts = []
         if missing:
             parts.append(f"the index holds {len(files & rows)} of {len(files)} saved games")
@@ -240,12 +265,25 @@ class History:
         """Read, replay and insert the record at ``path`` inside the rebuild's transaction;
         "" or why it is not indexed."""
         try:
-            st = path.stat()
-            record = parse_record(path.read_bytes())
-            row = summarise(record, path.stem, path.name, st.st_size, st.st_mtime)
-        except (OSError, RecordError, StoreError, ValueError, RecursionError) as exc:
+            row = self._row_of(path)
+        except _UNREADABLE as exc:
             return str(exc)
         return self._put_or_skip(index, row)
+
+    @staticmethod
+    def _row_of(path: Path) -> dict:
+        """The index row of the record file at ``path``; raises one of ``_UNREADABLE``."""
+        st = path.stat()
+        return summarise(parse_record(path.read_bytes()), path.stem, path.name, st.st_size,
+                         st.st_mtime)
+
+    def _indexable(self, game_id: str) -> bool:
+        """True when the record of ``game_id`` reads and replays (a rebuild would index it)."""
+        try:
+            self._row_of(self.record_path(game_id))
+        except _UNREADABLE:
+            return False
+        return True
 
     @staticmethod
     def _put_or_skip(index: Index, row: dict) -> str:
@@ -286,6 +324,9 @@ class History:
             path = self.db_path.with_name(self.db_path.name + suffix)
             if path.exists():
                 os.replace(path, path.with_name(path.name + ".corrupt"))
+
+
+_UNREADABLE = (OSError, RecordError, StoreError, ValueError, RecursionError)
 
 
 def _games(n: int) -> str:

@@ -124,6 +124,11 @@ class Index:
             for one in rows if rows is not None else [row]:
                 self._put(one)
 
+    def put(self, row: dict) -> None:
+        """Insert or replace one game (``row`` as :meth:`upsert`) inside a
+        :meth:`transaction` the caller holds."""
+        self._put(row)
+
     def _put(self, row: dict) -> None:
         self.db.execute("DELETE FROM games WHERE id = ?", (row["id"],))
         self.db.execute(f"INSERT INTO games ({', '.join(GAME_COLUMNS)}) VALUES "

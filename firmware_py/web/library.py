@@ -100,7 +100,8 @@ class Library:
     def rename(self, game_id: str, names) -> None:
         """Set the two players' names of game ``game_id`` (first player first): the record
         (the truth) is rewritten with them, then its index row. Raises KeyError for an
-        unknown game, NamesError for bad names (see ``companion.names``), OSError."""
+        unknown game, NamesError for bad names (see ``companion.names``), OSError,
+        ``sqlite3.OperationalError`` (another process holds the index): nothing changed."""
         from dataclasses import replace
 
         from ..companion.names import NamesError, check_name
@@ -110,7 +111,7 @@ class Library:
         names = tuple(check_name(n) for n in names)
         if len(names) != 2 or names[0].lower() == names[1].lower():
             raise NamesError("a game needs two different names")
-        self.history.file(game_id, replace(found[1], players=names))
+        self.history.refile(game_id, replace(found[1], players=names))
 
     @staticmethod
     def replay_steps(record) -> list[dict]:

@@ -17,6 +17,7 @@ address holds at most :data:`.hosts.PER_ADDRESS` connections.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import logging
 from importlib import resources
 from pathlib import Path
@@ -240,6 +241,10 @@ async def rename_game(request: web.Request) -> web.Response:
         raise web.HTTPNotFound(reason=f"no game {gid!r} in the history") from None
     except NamesError as exc:
         raise web.HTTPBadRequest(reason=str(exc)) from None
+    except sqlite3.OperationalError:
+        raise web.HTTPServiceUnavailable(reason="the history is busy (another program holds "
+                                         "its index): nothing was changed; try again in a "
+                                         "minute") from None
     raise web.HTTPSeeOther(f"/game/{gid}?msg=renamed")
 
 
