@@ -70,7 +70,29 @@ def write_in_ram(path: str | os.PathLike, data: bytes, mode: int = 0o644) -> Non
     _replace(Path(path), data, mode, durable=False)
 
 
+VANISHED_RETRIES = 3    #: writes again when a start-up clean-up took the temporary file
+
+
 def _replace(target: Path, data: bytes, mode: int, durable: bool) -> None:
+    """Write ``data`` under a temporary name and rename it over ``target``. A process
+    starting up removes the temporary files a killed writer left (:func:`remove_temporaries`)
+    and cannot tell them from one being written at that instant: when the rename finds
+    the temporary file gone, the whole write is made again (at most
+    :data:`VANISHED_RETRIES` times), so a writer in flight never fails for it."""
+    for attempt in range(VANISHED_RETRIES):
+        tmp = _write_temporary(target, data, mode, durable)
+        try:
+            _rename_into(tmp, target, durable)
+            return
+        except FileNotFoundError:
+            if attempt == VANISHED_RETRIES - 1 or os.path.exists(tmp) \
+                    or not os.path.isdir(target.parent):
+                raise
+
+
+def _write_temporary(target: Path, data: bytes, mode: int, durable: bool) -> str:
+    """A new temporary file (``.<name>.<random>.tmp``) beside ``target`` holding ``data``,
+    fsynced when ``durable``; its path. On any error it is removed and the error re-raised."""
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         try:
@@ -85,7 +107,7 @@ def _replace(target: Path, data: bytes, mode: int, durable: bool) -> None:
     except BaseException:
         _discard(tmp)
         raise
-    _rename_into(tmp, target, durable)
+    return tmp
 
 
 def replace_symlink(path: str | os.PathLike, target: str, durable: bool = True) -> None:
@@ -131,9 +153,9 @@ def is_temporary(name: str) -> bool:
 
 def remove_temporaries(folder: str | os.PathLike) -> list[str]:
     """Remove the temporary files a killed writer left in ``folder`` (see
-    :func:`is_temporary`); returns their names. Only for a folder no other process is
-    writing into at that moment (a live writer's temporary file would go too): the
-    service calls it at start-up. Missing folder: []."""
+    :func:`is_temporary`); returns their names. Called at start-up; a writer of this
+    module whose temporary file it takes at that very instant writes again (see
+    :func:`write_durably`). Missing folder: []."""
     removed = []
     try:
         names = os.listdir(folder)

@@ -69,3 +69,23 @@ def test_a_symlink_is_replaced_in_one_step_and_leaves_no_temporary(tmp_path):
     with pytest.raises(OSError):
         disk.replace_symlink(tmp_path / "folder", "/dev/pts/9")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "ttyPATCHWORK"]
+
+
+def test_a_temporary_file_removed_by_a_start_up_clean_up_is_written_again(tmp_path, monkeypatch):
+    """Another process starting up removes leftover temporary files (remove_temporaries) at
+    the instant this writer's is in flight: the write is made again instead of failing."""
+    target = tmp_path / "names.json"
+    target.write_bytes(b"old")
+    real_replace = os.replace
+    calls = []
+
+    def clean_up_first(src, dst):
+        calls.append(src)
+        if len(calls) == 1:
+            assert disk.remove_temporaries(tmp_path)          # the other process's start
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", clean_up_first)
+    disk.write_durably(target, b"new names")
+    assert target.read_bytes() == b"new names" and len(calls) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["names.json"]
