@@ -200,6 +200,19 @@ def test_names_added_since_the_backup_are_merged_and_said(store, tmp_path, capsy
     assert json.loads((store / "names.json").read_text()) == {"names": ["Anna", "Dora"]}
 
 
+def test_a_store_names_file_that_cannot_be_merged_refuses_the_restore(store, tmp_path):
+    """The store's own names.json edited by hand into something the box refuses (41 names):
+    the restore stops before changing anything and says which file, instead of replacing
+    those names with the backup's without a word."""
+    (gid0, r0), *_ = GAMES.items()
+    hand_edited = json.dumps({"names": [f"Player {i}" for i in range(41)]})
+    (store / "names.json").write_text(hand_edited)
+    source = a_backup(tmp_path, member("backup.json", manifest(1)), record_member(gid0, r0),
+                      member("names.json", b'{"names": ["Anna"]}'))
+    refused(store, source, r"store's names cannot be merged.*names\.json: 41 names")
+    assert (store / "names.json").read_text() == hand_edited
+
+
 def test_a_game_the_store_holds_keeps_the_stores_copy(store, tmp_path):
     gid, record = next(iter(GAMES.items()))
     History(store).file(gid, dataclasses.replace(record, players=("Renamed", "Since")))

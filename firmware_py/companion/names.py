@@ -53,16 +53,34 @@ def clean(names) -> list[str]:
     return out
 
 
+def read_names(path: str | Path) -> list[str]:
+    """The stored names (not the defaults), strictly: [] when the file is missing; raises
+    :class:`NamesError` naming the file when it cannot be read or is not ``{"names":
+    [text, ...]}`` with names :func:`clean` accepts (nested too deeply, other types,
+    too many or too long names)."""
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise NamesError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        data = jsonsafe.loads(raw, str(path), 4)
+        names = data.get("names") if isinstance(data, dict) else None
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise NamesError('not {"names": [text, ...]}')
+        return clean(names)
+    except ValueError as exc:           # NamesError and the JSON reader's errors
+        text = str(exc)
+        raise NamesError(text if text.startswith(str(path)) else f"{path}: {text}") from None
+
+
 def load_names(path: str | Path) -> list[str]:
     """The stored names (not the defaults); [] when the file is missing, unreadable or not
-    ``{"names": [text, ...]}`` (nested too deeply, other types: never an exception)."""
+    ``{"names": [text, ...]}`` (see :func:`read_names`; never an exception)."""
     try:
-        data = jsonsafe.loads(Path(path).read_bytes(), str(path), 4)
-        names = data.get("names", []) if isinstance(data, dict) else []
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            return []
-        return clean(names)
-    except (OSError, ValueError):
+        return read_names(path)
+    except NamesError:
         return []
 
 

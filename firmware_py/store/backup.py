@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..companion.names import MAX_NAMES, NamesError, clean, load_names, save_names
+from ..companion.names import MAX_NAMES, NamesError, clean, read_names, save_names
 from ..disk import fsync_dir, write_durably
 from ..rules import RecordError, dumps_record, jsonsafe, parse_record, replay
 from .history import RECORDS, History
@@ -219,6 +219,11 @@ def _stage(folder: Path, staging: Path, source: str | Path) -> Restored:
         raise BackupError(f"{where}: {MANIFEST} lists {manifest['games']} games but the file "
                           f"holds {records} (truncated?)")
     if names is not None:
+        try:
+            read_names(folder / NAMES)      # merged at the swap: refused now, not dropped then
+        except NamesError as exc:
+            raise BackupError(f"the store's names cannot be merged with the backup's: {exc} "
+                              f"(correct or remove that file, then restore again)") from None
         write_durably(staging / BACKUP_NAMES, json.dumps({"names": names}).encode("utf-8"))
     return done
 
@@ -262,7 +267,10 @@ def _swap(folder: Path, staging: Path) -> tuple[list[str], list[str], list[str]]
 def _merge_names(path: Path, theirs: list[str]) -> tuple[list[str], list[str], list[str]]:
     """The store's names first (those added since the backup are kept), then the backup's
     others, at most ``MAX_NAMES``. Returns (added, store's names the backup lacks, left out)."""
-    ours = load_names(path)
+    try:
+        ours = read_names(path)
+    except NamesError:                      # changed since the check before the swap:
+        return [], [], list(theirs)         # left as it is, the backup's names said left out
     known = {n.lower() for n in ours}
     new = [n for n in theirs if n.lower() not in known]
     room = max(0, MAX_NAMES - len(ours))
