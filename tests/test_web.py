@@ -283,3 +283,35 @@ def test_a_games_names_are_corrected_with_the_pin(site):
         assert "are corrected" in page and 'value="Zoe"' in page
     finally:
         listener.close()
+
+
+def test_a_full_disk_is_said_in_the_pages_words_and_changes_nothing(site, monkeypatch):
+    """The box's card is full: saving names or correcting a game's names answers with what
+    went wrong and that nothing changed, never the page's generic internal error."""
+    import errno
+
+    from firmware_py import disk
+    shown = []
+    listener = ControlListener(site.feed, shown.append)
+    origin = {"Origin": site.url, "Content-Type": "application/x-www-form-urlencoded"}
+    gid = Library(site.store).games(None, None, 1, 0)[0][0]["id"]
+    record = next((site.store / "records").glob(f"{gid}.json")).read_bytes()
+    try:
+        request(site.url + "/pin", b"", origin)
+        wait_until(lambda: shown, "the PIN")
+        _, headers, _ = request(site.url + "/login", f"pin={shown[0].pin}".encode(), origin)
+        cookie = {**origin, "Cookie": headers["Set-Cookie"].split(";")[0]}
+
+        def full(*args, **kwargs):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        monkeypatch.setattr(disk, "_write_temporary", full)
+        status, _, body = request(site.url + "/players", b"names=Zoe%0AYuri", cookie)
+        assert status == 503 and "the names could not be written (disk full" in body
+        assert "nothing was changed" in body and "internal error" not in body
+        status, _, body = request(site.url + f"/game/{gid}/names", b"first=Zoe&second=Yuri",
+                                  cookie)
+        assert status == 503 and "record could not be written (disk full" in body
+        assert (site.store / "records" / f"{gid}.json").read_bytes() == record
+        assert not site.names.exists()
+    finally:
+        listener.close()

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from ..companion.names import NamesError, load_names, save_names
+from ..companion.journal import reason_of
 from ..config import state_dir
 from ..feed import feed_dir, send_control
 from ..rules import load_spec
@@ -245,7 +246,15 @@ async def rename_game(request: web.Request) -> web.Response:
         raise web.HTTPServiceUnavailable(reason="the history is busy (another program holds "
                                          "its index): nothing was changed; try again in a "
                                          "minute") from None
+    except OSError as exc:                  # the record's write refused: it is as it was
+        raise web.HTTPServiceUnavailable(reason=_not_written("the game's record", exc)) from None
     raise web.HTTPSeeOther(f"/game/{gid}?msg=renamed")
+
+
+def _not_written(what: str, exc: OSError) -> str:
+    """The page's words for a write the box's disk refused (disk full, read-only card)."""
+    return (f"{what} could not be written ({reason_of(exc)}): nothing was changed; "
+            f"free some space on the box's card, then try again")
 
 
 async def download_record(request: web.Request) -> web.Response:
@@ -336,6 +345,9 @@ async def save_players(request: web.Request) -> web.Response:
         save_names(request.app[NAMES], str(form.get("names", "")).splitlines())
     except NamesError as exc:
         return _html(pages.players_page(load_names(request.app[NAMES]), True, error=str(exc)), 400)
+    except OSError as exc:
+        return _html(pages.players_page(load_names(request.app[NAMES]), True,
+                                        error=_not_written("the names", exc)), 503)
     raise web.HTTPSeeOther("/players?msg=saved")
 
 
