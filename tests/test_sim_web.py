@@ -116,6 +116,32 @@ def test_host_and_origin_are_checked(table):
         assert server.app[SIM].acts == 0
 
 
+KEY_WORDS = re.compile(r"\((d|l|r|U)\)|(?<!\w)(d|l|U|n|o|b) (sets|lifts|plugs)")
+
+
+def test_what_the_page_says_names_no_keys(table):
+    """A phone has no keys: the lines a gesture answers with say what to tap."""
+    with ServerThread(make_app(table, LOOPBACK)) as server:
+        post = {"Origin": server.url}
+
+        def said(gesture) -> str:
+            status, text = _request(server.url + "/act", gesture, post)
+            assert status == 200, text
+            return json.loads(text)["said"]
+        _until(lambda: json.loads(_request(server.url + "/state")[1]).get("oled"), "a frame")
+        lines = [said({"kind": "cable"}), said({"kind": "cable"})]
+        assert lines[0] == "sensor cable pulled out: Replug plugs it back in"
+        assert said({"kind": "lift_token", "arg": "green"}) == ""
+        lines += [said({"kind": "lift_token", "arg": "yellow"}), said({"kind": "lift"}),
+                  said({"kind": "slide", "arg": {"colour": "yellow", "to": 3}}),
+                  said({"kind": "knock", "arg": "yellow"})]
+        assert lines[2] == "set the green token down first (tap a space)"
+        lines += [said({"kind": "place", "arg": 0}), said({"kind": "down"}),
+                  said({"kind": "jump", "arg": "end"})]
+        assert lines[-2] == "nothing in the air: Lift takes a token off the board"
+        assert [line for line in lines if KEY_WORDS.search(line)] == []
+
+
 def test_the_first_load_is_small_and_self_contained():
     assert static_size() < 150_000
     from importlib import resources
