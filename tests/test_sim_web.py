@@ -456,6 +456,9 @@ def phone():
     driver, profile = chromium()
     driver.set_page_load_timeout(30)
     driver.set_window_size(390, 844)
+    # a touch screen, as Chromium's device mode makes one: pointer coarse, no hover
+    driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True,
+                                                                  "maxTouchPoints": 5})
     yield driver
     driver.quit()
     shutil.rmtree(profile, ignore_errors=True)
@@ -539,6 +542,8 @@ def test_against_the_box_with_mouse_and_keys(tmp_path):
             _keys(driver, Keys.ENTER)                          # Start
             _until(lambda: driver.find_element(By.ID, "oled").is_displayed(), "the table")
             screenshot(driver, "simweb-laptop-setup")
+            assert driver.find_element(By.ID, "keys").is_displayed()     # a keyboard here
+            assert driver.find_element(By.CSS_SELECTOR, ".btn small").is_displayed()
 
             def keys(text: str, mode: str | None = None):
                 for char in text:
@@ -674,6 +679,8 @@ def test_the_other_screens_on_a_phone(tmp_path, phone):
             page.seen(mode)
             _choose(page, index)               # Patchwork, revised, two, Yellow, free
         h.wait(lambda s: s.mode == "turn", "the first turn")
+        assert not page._el(".btn small").is_displayed()           # no key letters on a phone
+        assert not page._el("#keys").is_displayed()
         page.move("yellow", 0, 1, "slide")     # moved first: the box asks which move
         status = h.wait(lambda s: s.mode == "confirm" or s.turns > 0, "the move")
         if status.mode == "confirm":
