@@ -472,4 +472,6 @@ def play_game(seed: int, folder: str | Path | None = None) -> Outcome:
             problem = "" if exact else f"saved {list(saved.moves)} but played {list(made)}"
         except (WrongRecord, Stuck) as exc:
             exact, problem = False, f"{type(exc).__name__}: {exc}"
+        finally:
+            table.service.stop()        # the history's index thread, before its folder goes
         return Outcome(seed, exact, people.moves, table.answered, table.shown, problem)
