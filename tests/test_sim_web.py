@@ -116,6 +116,32 @@ def test_host_and_origin_are_checked(table):
         assert server.app[SIM].acts == 0
 
 
+KEY_WORDS = re.compile(r"\((d|l|r|U)\)|(?<!\w)(d|l|U|n|o|b) (sets|lifts|plugs)")
+
+
+def test_what_the_page_says_names_no_keys(table):
+    """A phone has no keys: the lines a gesture answers with say what to tap."""
+    with ServerThread(make_app(table, LOOPBACK)) as server:
+        post = {"Origin": server.url}
+
+        def said(gesture) -> str:
+            status, text = _request(server.url + "/act", gesture, post)
+            assert status == 200, text
+            return json.loads(text)["said"]
+        _until(lambda: json.loads(_request(server.url + "/state")[1]).get("oled"), "a frame")
+        lines = [said({"kind": "cable"}), said({"kind": "cable"})]
+        assert lines[0] == "sensor cable pulled out: Replug plugs it back in"
+        assert said({"kind": "lift_token", "arg": "green"}) == ""
+        lines += [said({"kind": "lift_token", "arg": "yellow"}), said({"kind": "lift"}),
+                  said({"kind": "slide", "arg": {"colour": "yellow", "to": 3}}),
+                  said({"kind": "knock", "arg": "yellow"})]
+        assert lines[2] == "set the green token down first (tap a space)"
+        lines += [said({"kind": "place", "arg": 0}), said({"kind": "down"}),
+                  said({"kind": "jump", "arg": "end"})]
+        assert lines[-2] == "nothing in the air: Lift takes a token off the board"
+        assert [line for line in lines if KEY_WORDS.search(line)] == []
+
+
 def test_the_first_load_is_small_and_self_contained():
     assert static_size() < 150_000
     from importlib import resources
@@ -430,6 +456,9 @@ def phone():
     driver, profile = chromium()
     driver.set_page_load_timeout(30)
     driver.set_window_size(390, 844)
+    # a touch screen, as Chromium's device mode makes one: pointer coarse, no hover
+    driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True,
+                                                                  "maxTouchPoints": 5})
     yield driver
     driver.quit()
     shutil.rmtree(profile, ignore_errors=True)
@@ -513,6 +542,8 @@ def test_against_the_box_with_mouse_and_keys(tmp_path):
             _keys(driver, Keys.ENTER)                          # Start
             _until(lambda: driver.find_element(By.ID, "oled").is_displayed(), "the table")
             screenshot(driver, "simweb-laptop-setup")
+            assert driver.find_element(By.ID, "keys").is_displayed()     # a keyboard here
+            assert driver.find_element(By.CSS_SELECTOR, ".btn small").is_displayed()
 
             def keys(text: str, mode: str | None = None):
                 for char in text:
@@ -648,6 +679,8 @@ def test_the_other_screens_on_a_phone(tmp_path, phone):
             page.seen(mode)
             _choose(page, index)               # Patchwork, revised, two, Yellow, free
         h.wait(lambda s: s.mode == "turn", "the first turn")
+        assert not page._el(".btn small").is_displayed()           # no key letters on a phone
+        assert not page._el("#keys").is_displayed()
         page.move("yellow", 0, 1, "slide")     # moved first: the box asks which move
         status = h.wait(lambda s: s.mode == "confirm" or s.turns > 0, "the move")
         if status.mode == "confirm":

@@ -106,6 +106,7 @@ class WebTable:
             raise GestureError(f"no gesture {kind!r}; known: "
                                f"{', '.join(sorted([*WEB_GESTURES, *self.desk.kinds()]))}")
         said = self._web_gesture(kind, arg) if kind in WEB_GESTURES else self.desk.act(kind, arg)
+        said = (page_words(said[0]), said[1]) if said else None
         self.acts += 1
         self.say(said)
         return said[0] if said else ""
@@ -185,7 +186,11 @@ _WORDS = (("n", "NEXT"), ("o", "OK"), ("b", "BACK"), ("B (hold BACK)", "hold BAC
           ("o (Enter)", "OK"), ("arrows slide, l lifts", "drag it, or tap it and then a space"),
           ("arrows aim, d (or Space) sets it down", "tap a space to set it down"),
           ("  ? = help", ""), ("r tidies up", "Tidy puts them back"),
-          ("hold with N, O (menu), B (undo)", "hold OK: the menu, hold BACK: undo"))
+          ("hold with N, O (menu), B (undo)", "hold OK: the menu, hold BACK: undo"),
+          ("down first (d)", "down first (tap a space)"), ("first (l)", "first (Lift)"),
+          ("already in the air: d sets it down", "already in the air: tap a space to set it down"),
+          ("l lifts the token in hand", "Lift takes a token off the board"),
+          ("U plugs it back in", "Replug plugs it back in"))
 
 
 def web_hint(status, hand) -> str:
@@ -196,6 +201,13 @@ def web_hint(status, hand) -> str:
     text = hint(status.mode, status.screen.kind, active,      # any token is a tap away
                 HandView(active or hand.hand, hand.held, hand.cursor),
                 min(status.lights.targets, default=None))
+    return page_words(text)
+
+
+def page_words(text: str) -> str:
+    """``text`` written for the terminal simulator's keys (a hint, or a line the desk says,
+    e.g. "sensor cable pulled out: U plugs it back in") in the page's words ("Replug
+    plugs it back in"): a person on a phone has no keys."""
     for said, shown in sorted(_WORDS, key=lambda pair: -len(pair[0])):
         text = _swap(text, said, shown)
     return text
