@@ -367,7 +367,7 @@ def test_left_open_one_move_answered(tmp_path):
     screen = table.screen
     assert moves(table) == [{"buy": 21}]
     assert screen.title == "One move or two?"
-    assert screen.options == ("advance only", "1st, then advance")
+    assert screen.options == ("advance only", "1st then advance")
     assert screen.lines == ("Yellow, one move: advance to 4?",)
     assert [c.id for c in screen.patches if c.selected] == []
     table.press("next")

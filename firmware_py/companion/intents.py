@@ -110,14 +110,14 @@ def reading_words(state: GameState, reading) -> str:
 
 
 def reading_label(state: GameState, reading) -> str:
-    """A reading as one short option row: "2nd, then advance", "1st, 2nd, advance",
+    """A reading as one short option row: "2nd then advance", "1st, 2nd, advance",
     "advance only", "3rd patch only"."""
     short = [_place_word(s, a) if isinstance(a, Buy) else "advance"
              for s, a in reading_steps(state, reading)]
     if len(short) == 1:
         return f"{short[0]}{' patch' if short[0] != 'advance' else ''} only"
     if len(short) == 2:
-        return f"{short[0]}, then {short[1]}"
+        return f"{short[0]} then {short[1]}"
     return ", ".join(short)
 
 

@@ -130,7 +130,7 @@ def _readings(ui):
     """"One move or two?" ("Which moves?" for longer readings): the token stopped on the
     way, so it may have made one move or several of the same player. The line spells
     out the selected reading ("Yellow: 2nd patch at 1, then advance to 4?", "Yellow,
-    one move: advance to 4?"); each option is one reading in short ("2nd, then
+    one move: advance to 4?"); each option is one reading in short ("2nd then
     advance", "advance only"); ``patches`` holds the pictures of every reading's
     patches (``index``: the place each had when bought), those of the selected one
     ``selected``, in order."""

@@ -66,6 +66,8 @@ class Outcome:
     """One game: ``exact`` when the saved record equals the moves made; ``moves`` made;
     ``questions`` ("Which move?" questions the people had to answer with OK or BACK);
     ``shown``: questions shown at all (also those a token moving on made go away);
+    ``left_open``: questions about their own move the people left unanswered;
+    ``several``: questions about one move or several ("One move or two?") answered;
     ``problem`` says what went wrong."""
 
     seed: int
@@ -74,6 +76,8 @@ class Outcome:
     questions: int
     shown: int = 0
     problem: str = ""
+    left_open: int = 0
+    several: int = 0
 
 
 @dataclass
@@ -179,6 +183,8 @@ class People:
         self._patience = 2
         self.pending: tuple[list, list] | None = None   # (states, moves) of a question left open
         self._taken: list = []             # moves (of ``settle``) the table took on an answer
+        self.left_open = 0                 # questions left unanswered (then moved on)
+        self.several = 0                   # "One move or two?" questions answered
 
     # ----- setup ---------------------------------------------------------------------------
     def set_up(self) -> None:
@@ -275,6 +281,7 @@ class People:
         moves apart (asking again, with what was made since)."""
         states, moves = self.pending
         self.pending = None
+        self.left_open += 1
         self._move(state, action)
         after = self._commit(action)
         self.settle(states + [after], moves + [(state, action)], leave=leave)
@@ -465,6 +472,7 @@ class People:
             made = self._untaken_run(moves, screen.lines[0])
             if made and self._reads_as(screen, made):
                 t.answered += 1
+                self.several += 1
                 self._taken += made
                 t.press("ok")
                 return
@@ -578,4 +586,5 @@ def play_game(seed: int, folder: str | Path | None = None) -> Outcome:
             problem = "" if exact else f"saved {list(saved.moves)} but played {list(made)}"
         except (WrongRecord, Stuck) as exc:
             exact, problem = False, f"{type(exc).__name__}: {exc}"
-        return Outcome(seed, exact, people.moves, table.answered, table.shown, problem)
+        return Outcome(seed, exact, people.moves, table.answered, table.shown, problem,
+                       people.left_open, people.several)
