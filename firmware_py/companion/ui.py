@@ -430,7 +430,7 @@ class TableUI(BoxTable):
         a space both tokens share (a knock looks the same), and the other player moves
         next (or the game ends), so the same token moving on can only revise it, never be
         a second move."""
-        state = state or self.state
+        state = self.state if state is None else state
         if state.players[0].position == state.players[1].position:
             return False
         after = _after(state, action)
