@@ -271,3 +271,26 @@ def test_a_failed_oled_comes_back_and_its_warning_goes(companion, monkeypatch):
     wait_until(lambda: "OLED" not in c.service.status.screen.warning, "the warning gone", 3.0)
     assert c.parts.oled.failed == ""
     wait_until(lambda: faults.passed, "the screen sent again", 2.0)
+
+
+def test_the_first_frame_of_a_change_goes_out_before_the_animation_is_prepared(pixels):
+    """A change's first frame is written before the rest of its animation is worked out
+    (``next_at``), so preparing a pulse never delays the light a person waits for."""
+    strip_pixels, faults = pixels
+    order = []
+    strip = LedStrip(strip_pixels, on_frame=lambda frame: order.append("written"))
+
+    def render(now):
+        order.append("render")
+        return _frame((7, 8, 9))
+
+    def next_at(now):
+        order.append("next_at")
+        return None
+    try:
+        ticket = strip.submit(Animation(render, next_at))
+        assert strip.wait_sent(ticket, 2.0)
+        wait_until(lambda: "next_at" in order, "the animation's next frame asked for")
+        assert order == ["render", "written", "next_at"]
+    finally:
+        strip.close()

@@ -229,13 +229,14 @@ class Part:
             ticket, item, after, fresh = job
             if after is not None:
                 after[0].wait_sent(after[1], ORDER_SECONDS)
-            frame, playing, due = self._frame_of(item)
+            frame, playing = self._frame_of(item)
             if frame is not None and (fresh or frame != self._last_frame):
                 if self.show(frame):
                     self._last_frame = frame if playing is not None else None
                 else:                           # try again later, with the newest frame
                     self._last_frame = None
                     self._retry_item = item
+            due = self._due(playing)            # after the frame went out: a change shows first
             with self._cond:
                 self._done = max(self._done, ticket)
                 self._cond.notify_all()
@@ -269,15 +270,26 @@ class Part:
         return _WOKEN
 
     def _frame_of(self, item) -> tuple:
-        """(frame to show, animation playing or None, when its next frame is due or None)."""
+        """(frame to show, animation playing or None); None, None if the renderer failed."""
         if not isinstance(item, Animation):
-            return item, None, None
-        now = time.monotonic()
+            return item, None
         try:
-            return item.render(now), item, item.next_at(now)
+            return item.render(time.monotonic()), item
         except Exception as exc:  # noqa: BLE001  a renderer bug must not kill the thread
             self._fail(exc)
-            return None, None, None
+            return None, None
+
+    def _due(self, playing: Animation | None) -> float | None:
+        """When the animation's next frame is due (None: nothing plays, or it stays).
+        Asked only after the current frame was handed to the driver, so the work of
+        preparing the rest of an animation never delays the first frame of a change."""
+        if playing is None:
+            return None
+        try:
+            return playing.next_at(time.monotonic())
+        except Exception as exc:  # noqa: BLE001  a renderer bug must not kill the thread
+            self._fail(exc)
+            return None
 
     def close(self) -> None:
         """Send what is queued, then switch the part off; waits at most ``CLOSE_SECONDS``

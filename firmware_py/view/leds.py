@@ -352,12 +352,6 @@ class LedFrames:
             ahead[i] = next((d for d in range(1, self.slots + 1)
                              if frames[(i + d) % self.slots] != frames[i]), None)
         return ahead
-        slot = self._slot(now)
-        shown = self._frame(slot)
-        for ahead in range(1, self.slots + 1):
-            if self._frame(slot + ahead) != shown:
-                return (slot + ahead) / self.rate + 1e-6   # just inside that slot
-        return None
 
 
 def _next_edge(now: float, period: float) -> float:
