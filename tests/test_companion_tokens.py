@@ -191,7 +191,7 @@ def test_stops_are_rests_of_stop_s_or_more_on_the_way():
     """Green (5) rests 1 s on 6 (a hand sliding on), 3 s on 7 and 2.6 s on Yellow's token
     (8, Green on top or in the air) before 9: only the long rests are stops, oldest first;
     without ``onward`` (a choice made with OK) a verdict carries none."""
-    w = TokenWatch(0.15, 2.0, stop_s=2.5)
+    w = TokenWatch(0.15, 2.0, stop_s=2.0)
     onward = Expectation((5, 8), 0, frozenset({9, 7, 11}), onward=lambda stops, space: True)
     for reading, t in (({6, 8}, 0.0), ({7, 8}, 1.0), ({8}, 4.0), ({9, 8}, 6.6)):
         w.reading(frozenset(reading), t)
@@ -204,7 +204,7 @@ def test_stops_are_rests_of_stop_s_or_more_on_the_way():
 def test_stops_reach_a_space_no_one_move_reaches_only_when_onward_says_so():
     """After a stop on 7, Green on 10 (no target of one move): a MOVE with the stop when
     ``onward`` allows several turns to get there, else guidance."""
-    w = TokenWatch(0.15, 2.0, stop_s=2.5)
+    w = TokenWatch(0.15, 2.0, stop_s=2.0)
     asked = []
 
     def onward(stops, space):

@@ -100,13 +100,13 @@ class TokenWatch:
     long one token alone must be seen on the opponent's space before it is
     ONTO (until then it is a token in the air: any lift looks the same, and
     the question would flash while a token is carried). ``stop_s`` (default
-    2.5): a rest of the mover's token on a space at least this long is a stop
+    2.0): a rest of the mover's token on a space at least this long is a stop
     (a move may have ended there); shorter rests are a hand sliding on.
     Times are seconds of one monotonic clock.
     """
 
     def __init__(self, stable_s: float = 0.15, guidance_s: float = 2.0,
-                 onto_s: float | None = None, stop_s: float = 2.5):
+                 onto_s: float | None = None, stop_s: float = 2.0):
         self.stable_s = stable_s
         self.guidance_s = guidance_s
         self.onto_s = min(0.8 if onto_s is None else onto_s, guidance_s)
