@@ -354,7 +354,7 @@ def test_left_open_one_move_after_a_short_pause(tmp_path):
     assert table.screen.title == "Which move?"
     slide(table, YELLOW, 4, after=1.0)
     assert moves(table) == [{"buy": 21}, "advance"]
-    assert "One move or two?" not in shown and "Which moves?" not in shown
+    assert "1 move or 2?" not in shown and "Which moves?" not in shown
 
 
 def test_left_open_one_move_answered(tmp_path):
@@ -366,7 +366,7 @@ def test_left_open_one_move_answered(tmp_path):
     slide(table, YELLOW, 4, after=1.0)
     screen = table.screen
     assert moves(table) == [{"buy": 21}]
-    assert screen.title == "One move or two?"
+    assert screen.title == "1 move or 2?"
     assert screen.options == ("advance only", "1st then advance")
     assert screen.lines == ("Yellow, one move: advance to 4?",)
     assert [c.id for c in screen.patches if c.selected] == []
@@ -430,7 +430,7 @@ def test_left_open_then_undo(tmp_path):
     green_buys_third(table)
     slide(table, YELLOW, 1, after=STOP)
     slide(table, YELLOW, 4, after=1.0)
-    assert table.screen.title == "One move or two?"
+    assert table.screen.title == "1 move or 2?"
     table.press("back", hold=True)
     table.wait(0.5)
     assert moves(table) == [{"buy": 21}]

@@ -67,7 +67,7 @@ SCREENS: dict[str, Screen] = {
         options=("cost 5, income 1", "cost 2, no income", "neither: undo"), selected=1,
         warning="LEDs failed", footer="NEXT:move  OK:choose"),
     "prompt_readings": Screen(
-        "prompt", title="One move or two?",
+        "prompt", title="1 move or 2?",
         lines=("Yellow: 1st patch at 1, then 3rd patch at 6?",),
         options=("advance only", "1st then 3rd"), selected=1,
         patches=(card(PATCHWORK[17], selected=True, index=1, total=3),

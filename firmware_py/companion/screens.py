@@ -127,7 +127,7 @@ def _confirm(ui):
 
 
 def _readings(ui):
-    """"One move or two?" ("Which moves?" for longer readings): the token stopped on the
+    """"1 move or 2?" ("Which moves?" for longer readings): the token stopped on the
     way, so it may have made one move or several of the same player. The line spells
     out the selected reading ("Yellow: 2nd patch at 1, then advance to 4?", "Yellow,
     one move: advance to 4?"); each option is one reading in short ("2nd then
@@ -144,7 +144,7 @@ def _readings(ui):
     said = intents.reading_words(state, ui.readings[ui.cursor])
     line = f"{who}: {said}?" if len(ui.readings[ui.cursor]) > 1 else f"{who}, {said}?"
     lengths = {len(r) for r in ui.readings}
-    title = "One move or two?" if lengths == {1, 2} else "Which moves?"
+    title = "1 move or 2?" if lengths == {1, 2} else "Which moves?"
     options = tuple(intents.reading_label(state, r) for r in ui.readings)
     return Screen("prompt", title, lines=(line,), options=options, patches=tuple(cards),
                   selected=ui.cursor, footer="OK:YES NEXT:OTHER BACK:NO")

@@ -58,7 +58,7 @@ class TableUI(BoxTable):
         self.armed = False
         self.intent = None          # the action chosen with NEXT in turn mode
         self.candidates: list = []
-        self.readings: list = []    # "One move or two?": readings (tuples of actions) asked about
+        self.readings: list = []    # "1 move or 2?": readings (tuples of actions) asked about
         self.notice = ""            # a passing word on the turn screen (a refusal, a target)
         self.instruction = ""       # what the last move asks of whom; kept until a move or OK
         self.tip = ""               # a one-time explanation shown with the instruction
@@ -391,7 +391,7 @@ class TableUI(BoxTable):
     def _moved_on(self, target: int, stops: tuple[int, ...], final: bool, onto: bool) -> bool:
         """The token came to ``target`` after stopping on ``stops``: when some reading of
         several turns of the mover (a move on a stop, then more) is legal, ask which
-        reading it was ("One move or two?"), or take the only one and say so (its last
+        reading it was ("1 move or 2?"), or take the only one and say so (its last
         move tentative as a lone move is, unless ``final``). The only reading is still
         asked when its last move is no lone move (:meth:`_plain`) or the token seems
         to be on the other (``onto``: it may be in the air). False when only one-move

@@ -50,7 +50,7 @@ from ..service import Service
 STYLES = ("choose", "first", "browse", "knock", "undo", "quick")
 LEAVE_OPEN = 0.15           # share of the questions about one's own move left unanswered
 HANDLING_S = (3.0, 8.0)     # seconds to take a patch and lay it on the quilt (or take buttons)
-READINGS = ("One move or two?", "Which moves?")     # titles of questions about several moves
+READINGS = ("1 move or 2?", "Which moves?")     # titles of questions about several moves
 
 
 class WrongRecord(AssertionError):
@@ -67,7 +67,7 @@ class Outcome:
     ``questions`` ("Which move?" questions the people had to answer with OK or BACK);
     ``shown``: questions shown at all (also those a token moving on made go away);
     ``left_open``: questions about their own move the people left unanswered;
-    ``several``: questions about one move or several ("One move or two?") answered;
+    ``several``: questions about one move or several ("1 move or 2?") answered;
     ``problem`` says what went wrong."""
 
     seed: int
@@ -184,7 +184,7 @@ class People:
         self.pending: tuple[list, list] | None = None   # (states, moves) of a question left open
         self._taken: list = []             # moves (of ``settle``) the table took on an answer
         self.left_open = 0                 # questions left unanswered (then moved on)
-        self.several = 0                   # "One move or two?" questions answered
+        self.several = 0                   # "1 move or 2?" questions answered
 
     # ----- setup ---------------------------------------------------------------------------
     def set_up(self) -> None:
@@ -461,7 +461,7 @@ class People:
             self.truth.setup.colours[state.to_move] == found.group(1).lower()
 
     def _answer_reading(self, moves) -> None:
-        """Answer "One move or two?": NEXT until the selected reading (the line's words,
+        """Answer "1 move or 2?": NEXT until the selected reading (the line's words,
         the pictures and places of its patches) is exactly the moves this colour made
         since the table last took one of theirs, then OK; NO (BACK) when none is."""
         t = self.table
