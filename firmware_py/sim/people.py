@@ -19,8 +19,10 @@ random per move:
   back before the move;
 * ``undo``: after the move is shown, hold BACK, put the token back, redo it;
 * ``quick``: the next player moves 0 to 150 ms after the token landed;
-* and, whatever the style, 15% of the questions about the player's own move are
-  left unanswered (:data:`LEAVE_OPEN`): the player takes the patch and lays it on
+* and 15% of the questions about a move made token first (``first``, ``browse``, and
+  every move made while a question is open) are left unanswered
+  (:data:`LEAVE_OPEN`; quick hands and undo always answer): the player takes the
+  patch and lays it on
   the quilt (3 to 8 s, a stop: see ``sensor.stop_seconds``) and the game goes on,
   the other player's turn or the same player's next one; the question is answered
   only when it comes back with the moves made since.
