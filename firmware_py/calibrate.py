@@ -26,10 +26,8 @@ and the maker's button presses in, the next :class:`Ask` out.
 """
 from __future__ import annotations
 
-import os
 import queue
 import sys
-import tempfile
 import textwrap
 import threading
 import time
@@ -37,6 +35,8 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
+
+from .disk import write_durably
 
 GAMES = {"patchwork": (53, ""), "patchwork-express": (29, "_express")}  #: last space, key suffix
 
@@ -318,24 +318,8 @@ def toml_lines(game: str, sensor_map, leds_map) -> str:
 def write_atomically(path: Path, text: str) -> None:
     """Replace ``path`` with ``text``: a temporary file in the same folder,
     fsync, rename, fsync of the folder; an interruption leaves the old file."""
-    folder = path.parent
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o600
+    write_durably(path, text.encode("utf-8"), mode)
 
 
 # ===================================================================== the I/O

@@ -66,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["install"]:            # the installer parses its own options
         from .commands.install import main as install_main
         return install_main(argv[1:])
+    _write_what_the_terminal_can()
     args = build_parser().parse_args(argv)
     if args.command != "sim":                 # the simulator logs to a file of its own
         from .logs import level_of, setup
@@ -76,6 +77,21 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader (e.g. `head`) went away: not an error of ours
         sys.stderr.close()
         return 0
+
+
+def _write_what_the_terminal_can() -> None:
+    """Every command prints any text, whatever the terminal's encoding (``LC_ALL=C``,
+    ``PYTHONIOENCODING=ascii``, latin-1): a character standard output cannot encode is
+    written as ``?`` (standard error: as a ``\\xNN`` escape) instead of ending the command
+    with a traceback. JSON outputs escape such characters losslessly instead
+    (:func:`.commands.common.json_for`)."""
+    for stream, errors in ((sys.stdout, "replace"), (sys.stderr, "backslashreplace")):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors=errors)
+            except (ValueError, OSError):       # a closed or detached stream: nothing to do
+                pass
 
 
 if __name__ == "__main__":

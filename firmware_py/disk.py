@@ -12,10 +12,12 @@ Standard library only; no clock, no threads.
 from __future__ import annotations
 
 import os
+import secrets
 import tempfile
 from pathlib import Path
 
-__all__ = ["fsync_dir", "write_durably", "write_text_durably"]
+__all__ = ["fsync_dir", "is_temporary", "remove_temporaries", "replace_symlink", "write_durably",
+           "write_in_ram", "write_text_durably"]
 
 
 def fsync_dir(path: str | os.PathLike) -> None:
@@ -39,7 +41,19 @@ def write_durably(path: str | os.PathLike, data: bytes, mode: int = 0o644) -> No
     ``path`` is then unchanged. A failed fsync of the folder after the rename is
     re-raised too (the new content is in place but may not survive a power cut).
     """
-    target = Path(path)
+    _replace(Path(path), data, mode, durable=True)
+
+
+def write_in_ram(path: str | os.PathLike, data: bytes, mode: int = 0o644) -> None:
+    """Replace ``path`` by ``data`` for readers only, never for a power cut: the same
+    unique temporary file and rename as :func:`write_durably` (a reader sees the old
+    or the new file, never half of one), without any fsync. Only for files in a
+    folder that lives in RAM (``/run``: the live feed), where an fsync buys nothing
+    and would wear nothing but time. Errors as :func:`write_durably`."""
+    _replace(Path(path), data, mode, durable=False)
+
+
+def _replace(target: Path, data: bytes, mode: int, durable: bool) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         try:
@@ -47,17 +61,75 @@ def write_durably(path: str | os.PathLike, data: bytes, mode: int = 0o644) -> No
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
+    except BaseException:
+        _discard(tmp)
+        raise
+    _rename_into(tmp, target, durable)
+
+
+def replace_symlink(path: str | os.PathLike, target: str, durable: bool = True) -> None:
+    """Make ``path`` a symbolic link to ``target`` in one step: a new link under a unique
+    temporary name (``.<name>.<random>.tmp``) in the same folder, renamed over ``path``
+    (a reader finds the old link or the new one, never none), then the folder fsynced
+    unless ``durable`` is False (a link in RAM). On any error the temporary link is
+    removed and the error re-raised. Raises OSError (e.g. IsADirectoryError)."""
+    path = Path(path)
+    while True:
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            os.symlink(target, tmp)
+            break
+        except FileExistsError:
+            continue
+    _rename_into(tmp, path, durable)
+
+
+def _rename_into(tmp: str | Path, target: Path, durable: bool) -> None:
+    """Rename ``tmp`` over ``target`` (``tmp`` removed if that fails), then fsync the folder."""
+    try:
         os.replace(tmp, target)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _discard(tmp)
         raise
-    fsync_dir(target.parent)
+    if durable:
+        fsync_dir(target.parent)
+
+
+def _discard(tmp: str | Path) -> None:
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+
+
+def is_temporary(name: str) -> bool:
+    """True for the name of a temporary file this module makes (``.<target>.<random>.tmp``):
+    one left by a process killed between creating and renaming it."""
+    return name.startswith(".") and name.endswith(".tmp")
+
+
+def remove_temporaries(folder: str | os.PathLike) -> list[str]:
+    """Remove the temporary files a killed writer left in ``folder`` (see
+    :func:`is_temporary`); returns their names. Only for a folder no other process is
+    writing into at that moment (a live writer's temporary file would go too): the
+    service calls it at start-up. Missing folder: []."""
+    removed = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        if is_temporary(name):
+            try:
+                os.unlink(os.path.join(folder, name))
+                removed.append(name)
+            except OSError:
+                pass
+    return removed
 
 
 def write_text_durably(path: str | os.PathLike, text: str, mode: int = 0o644) -> None:

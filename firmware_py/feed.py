@@ -71,6 +71,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .disk import write_in_ram
+
 LOG = logging.getLogger(__name__)
 
 FORMAT = "patchwork-live/1"
@@ -290,15 +292,6 @@ def ensure_folder(path: Path) -> Path:
     return path
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` (write a temporary file, rename): a reader sees the
-    old or the new file, never half of one. Not fsynced: the feed folder lives in RAM."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
-
-
 class FeedPublisher:
     """Publishes snapshots from its own thread; :meth:`submit` never blocks.
 
@@ -370,7 +363,7 @@ class FeedPublisher:
         self.seq += 1
         snap = build_snapshot(cap, self.seq, self.run)
         data = json.dumps(snap, separators=(",", ":")).encode()
-        write_atomic(self.folder / LIVE_FILE, data)
+        write_in_ram(self.folder / LIVE_FILE, data)   # the feed folder lives in RAM
         if len(data) > MAX_DATAGRAM:
             data = json.dumps({"format": FORMAT, "seq": self.seq, "run": self.run,
                                "file": LIVE_FILE}).encode()

@@ -15,6 +15,7 @@ second run changes nothing):
 5. ``package``      pip install the checkout (or ``--package``) with the ``pi`` extra and
                     the plan's pip requirements; skipped when the install stamp matches
 6. ``config check`` ``patchwork-companion config check`` on that file
+   ``command link`` /usr/local/bin/patchwork-companion -> the venv's entry point (on the PATH)
 7. ``unit``         /etc/systemd/system/patchwork-companion.service
 8. ``pwm drop-in``  a root drop-in only for the PWM NeoPixel route (see :data:`PWM_ROOT_DROPIN`)
 9. ``udev rule``    /etc/udev/rules.d/99-patchwork-sensor.rules
@@ -22,7 +23,9 @@ second run changes nothing):
    ``pi5 devices``  Pi 5 only: checks /dev/pio0 and /dev/gpiochip0/4 and says what to do
 10. ``modules``     /etc/modules-load.d/patchwork-companion.conf (i2c-dev)
 11. ``boot config`` dtparam=i2c_arm=on, i2c_arm_baudrate=400000, plus spi=on for the
-                    SPI LED route or audio=off for the PWM route (not on a Pi 5), in
+                    SPI LED route or audio=off for the PWM route (not on a Pi 5), and
+                    on a Pi 3 / Zero 2 W / Pi 4 the fixed core clock under the model's
+                    filter (:data:`firmware_py.install_plan.CORE_CLOCK`), in
                     /boot/firmware/config.txt or /boot/config.txt
 12. ``udev reload`` / 13. ``daemon-reload`` when their files changed
 14. ``enable`` / 15. ``start`` (restart when something it runs changed)
@@ -54,7 +57,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from .install_plan import ARCHES, MODELS, Plan, make_plan, model_from_text
+from .disk import replace_symlink, write_durably
+from .install_plan import ARCHES, MODELS, Plan, core_clock_sections, make_plan, model_from_text
 
 __all__ = [
     "InstallError",
@@ -84,6 +88,9 @@ WEB_WANTS_LINK = PurePosixPath("/etc/systemd/system/multi-user.target.wants") / 
 UDEV_RULE = PurePosixPath("/etc/udev/rules.d/99-patchwork-sensor.rules")
 SYSUSERS = PurePosixPath("/etc/sysusers.d/patchwork-companion.conf")
 MODULES = PurePosixPath("/etc/modules-load.d/patchwork-companion.conf")
+#: ``patchwork-companion`` on every user's PATH (and root's, for sudo): a link to the
+#: venv's entry point, so the build steps' commands work as written.
+COMMAND_LINK = PurePosixPath("/usr/local/bin/patchwork-companion")
 BOOT_CONFIGS = (PurePosixPath("/boot/firmware/config.txt"), PurePosixPath("/boot/config.txt"))
 MODEL_FILE = PurePosixPath("/proc/device-tree/model")
 PYPI_NAME = "patchwork-companion"
@@ -104,17 +111,21 @@ PWM_ROOT_DROPIN = """\
 # on a Pi 3/4/Zero 2 W: the PWM/DMA NeoPixel route (rpi_ws281x on BCM 18) maps
 # /dev/mem and /dev/vcio and only works as root. driver = "neopixel_spi"
 # (BCM 10) needs no root; with it the installer removes this file.
+# /dev/vcio is allowed by path: it has been a misc device (major 10) since
+# 2021, so no "char-vcio" class exists in /proc/devices to allow it by.
 [Service]
 User=root
 CapabilityBoundingSet=CAP_SYS_RAWIO
 DeviceAllow=/dev/mem rw
-DeviceAllow=char-vcio rw
+DeviceAllow=/dev/vcio rw
 """
 
 MODULES_TEXT = "# Written by `patchwork-companion install`: /dev/i2c-* for the OLED.\ni2c-dev\n"
 
 BLOCK_BEGIN = "# patchwork-companion: begin (managed by `patchwork-companion install`)"
 BLOCK_END = "# patchwork-companion: end"
+CLOCK_BEGIN = "# patchwork-companion core clock: begin (managed by `patchwork-companion install`)"
+CLOCK_END = "# patchwork-companion core clock: end"
 _DTPARAM_ALIASES = {"i2c": "i2c_arm", "i2c_baudrate": "i2c_arm_baudrate"}
 _TRUE = {"on", "true", "yes", "okay", "1"}
 _FALSE = {"off", "false", "no", "0"}
@@ -280,10 +291,44 @@ def edit_boot_config(text: str, wanted: Mapping[str, str]) -> str:
     return "\n".join(lines) + "\n" if changed else text
 
 
-def _find_block(lines: list[str]) -> tuple[int, int] | None:
+def edit_clock_block(text: str, sections: Sequence[tuple[str, Sequence[str]]]) -> str:
+    """Return config.txt text whose managed core-clock block holds ``sections``.
+
+    The block is ``[filter]`` then its lines for each (filter, lines) pair, closed
+    by ``[all]`` so that nothing after it is filtered; it goes at the end of the
+    file. An identical block is left where it is (a second run changes nothing);
+    a different one is replaced; no sections remove the block. Every other line
+    is kept as is.
+
+    Args:
+        text: the current file (may be empty).
+        sections: e.g. ``(("pi4", ("core_freq=500", "core_freq_min=500")),)``.
+
+    Returns:
+        The new text; equal to ``text`` when nothing needed changing.
+    """
+    body = [ln for f, lines in sections for ln in (f"[{f}]", *lines)]
+    want = [CLOCK_BEGIN, *body, "[all]", CLOCK_END] if body else []
+    lines = text.splitlines()
+    block = _find_block(lines, CLOCK_BEGIN, CLOCK_END)
+    if block is not None and lines[block[0] : block[1] + 1] == want:
+        return text
+    if block is None and not want:
+        return text
+    if block is not None:
+        del lines[block[0] : block[1] + 1]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if lines and want:
+        lines.append("")
+    return "\n".join(lines + want) + "\n"
+
+
+def _find_block(lines: list[str], begin: str = BLOCK_BEGIN,
+                end: str = BLOCK_END) -> tuple[int, int] | None:
     try:
-        start = lines.index(BLOCK_BEGIN)
-        return start, lines.index(BLOCK_END, start)
+        start = lines.index(begin)
+        return start, lines.index(end, start)
     except ValueError:
         return None
 
@@ -400,6 +445,8 @@ class Installer:
     results: list[StepResult] = field(default_factory=list)
     _changed: set[str] = field(default_factory=set)
     reboot_needed: bool = False
+    #: what the reboot enables, for the closing line ("" until config.txt changes)
+    reboot_for: str = ""
 
     def __post_init__(self) -> None:
         if self.run_commands is None:
@@ -609,7 +656,7 @@ class Installer:
             config_text = self.template()
             driver = self.led_driver(config_text, "the default config")
         plan = self.plan(driver, model)
-        for line in plan.lines():
+        for line in plan.lines(clock_model=model):
             self.out(f"{'plan':>12}  {line}")
         self.step_apt(plan)
 
@@ -632,6 +679,7 @@ class Installer:
         self.step_package(source, plan)
         binary = VENV / "bin" / "patchwork-companion"
         self.check_config(binary)
+        self.step_command_link(binary)
 
         self.write_file("unit", UNIT, (systemd_dir / SERVICE).read_text("utf-8"))
         web_on = self.web_enabled(config_text)
@@ -798,6 +846,27 @@ class Installer:
         if self.run_commands and not opts.dry_run:
             _atomic_write(stamp_path, stamp.encode("utf-8"), 0o644)
 
+    def step_command_link(self, binary: PurePosixPath) -> None:
+        """Link :data:`COMMAND_LINK` to the venv's ``patchwork-companion`` (idempotent).
+
+        Raises:
+            InstallError: when something other than a symbolic link is in the way
+                (a file the installer did not write is never replaced).
+        """
+        path = self.path(COMMAND_LINK)
+        if path.is_symlink() and os.readlink(path) == str(binary):
+            self.report("command link", "ok", f"{COMMAND_LINK} -> {binary}")
+            return
+        if path.exists() and not path.is_symlink():
+            raise InstallError(f"command link: {COMMAND_LINK} exists and is not a link; move it "
+                               f"away so that `patchwork-companion` runs {binary}, then run again")
+        if self.options.dry_run:
+            self.report("command link", "would change", f"would link {COMMAND_LINK} -> {binary}")
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        replace_symlink(path, str(binary))
+        self.report("command link", "changed", f"linked {COMMAND_LINK} -> {binary} (on the PATH)")
+
     def check_config(self, binary: PurePosixPath) -> None:
         """Validate the installed config with 'patchwork-companion config check'."""
         argv = [str(binary), "config", "check", str(CONFIG)]
@@ -821,9 +890,11 @@ class Installer:
             wanted["spi"] = "on"
         elif driver == "neopixel" and model != "pi5":
             wanted["audio"] = "off"  # the PWM route shares PWM0 with the analog audio
+        clocks = core_clock_sections(model)
         text = path.read_text("utf-8")
-        new = edit_boot_config(text, wanted)
-        settings = ", ".join(f"dtparam={k}={v}" for k, v in wanted.items())
+        new = edit_clock_block(edit_boot_config(text, wanted), clocks)
+        settings = ", ".join([f"dtparam={k}={v}" for k, v in wanted.items()]
+                             + [f"[{f}] {' '.join(lines)}" for f, lines in clocks])
         if new == text:
             self.report("boot config", "ok", f"{target} has {settings}")
             return
@@ -835,6 +906,7 @@ class Installer:
             _atomic_write(backup, path.read_bytes(), 0o644)
         _atomic_write(path, new.encode("utf-8"), path.stat().st_mode & 0o777)
         self.reboot_needed = True
+        self.reboot_for = "I2C at 400 kHz" + (" and the fixed core clock" if clocks else "")
         self.report("boot config", "changed", f"set {settings} in {target} (backup: {backup.name})")
 
     def step_enable(self) -> None:
@@ -877,7 +949,8 @@ class Installer:
         text = ", ".join(f"{counts[s]} {s}" for s in order if counts.get(s))
         self.out(f"{'done':>12}  {text}")
         if self.reboot_needed:
-            self.out(f"{'reboot':>12}  config.txt changed: reboot to enable I2C at 400 kHz (sudo reboot)")
+            self.out(f"{'reboot':>12}  config.txt changed: reboot to enable {self.reboot_for} "
+                     "(sudo reboot)")
 
 
 def _with_extra(spec: str) -> str:
@@ -888,23 +961,7 @@ def _with_extra(spec: str) -> str:
 def _atomic_write(path: Path, data: bytes, mode: int) -> None:
     """Write ``data`` to ``path`` durably: temp file, fsync, rename, fsync the folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    write_durably(path, data, mode)
 
 
 # --------------------------------------------------------------------------- CLI

@@ -43,6 +43,45 @@ BUILD_C = ("build-essential", "python3-dev")
 
 _WHEELS_311_313 = frozenset((arch, py) for arch in ARCHES for py in ((3, 11), (3, 13)))
 
+#: The fixed core clock per model: (config.txt filter section, lines). On the
+#: Pi 3, Zero 2 W and Pi 4 the SPI and I2C controllers divide the VPU core
+#: clock, which the firmware scales with load: without these lines the SPI LED
+#: data's bit timing drifts (wrong colours, flicker) and I2C set to 400 kHz at
+#: one core frequency runs at another (250 kHz was measured on a Pi 3). Setting
+#: the maximum and the minimum to the same value pins the clock: 250 MHz is the
+#: Pi 3 / Zero 2 W core clock's floor, 500 MHz the Pi 4's default. The Pi 5's
+#: SPI and I2C sit on the RP1, which has its own fixed clocks: nothing to write.
+CORE_CLOCK = {
+    "pi3": ("pi3", ("core_freq=250", "core_freq_min=250")),
+    "pi02": ("pi02", ("core_freq=250", "core_freq_min=250")),
+    "pi4": ("pi4", ("core_freq=500", "core_freq_min=500")),
+}
+
+
+def core_clock_sections(model: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The config.txt sections that pin the core clock on ``model``: ((filter, lines), ...).
+
+    One section for a Pi 3, Zero 2 W or Pi 4, none for a Pi 5; for "other" and
+    "unknown" all three (each under its own model filter, so only the right
+    one applies when the card boots)."""
+    if model in CORE_CLOCK:
+        return (CORE_CLOCK[model],)
+    if model == "pi5":
+        return ()
+    return tuple(CORE_CLOCK.values())
+
+
+def core_clock_line(model: str, route: str) -> str:
+    """The plan's line about the core clock for ``model`` and LED ``route``."""
+    sections = core_clock_sections(model)
+    if not sections:
+        return ("config.txt core clock: nothing to fix on a Pi 5 (the RP1 clocks SPI and I2C "
+                "itself)")
+    buses = "SPI (the LED data) and I2C (the OLED)" if route == "neopixel_spi" else "I2C (the OLED)"
+    shown = "; ".join(f"[{f}] {' '.join(lines)}" for f, lines in sections)
+    return (f"config.txt core clock {shown}: {buses} follow the core clock, which "
+            "scales with load unless fixed")
+
 
 @dataclass(frozen=True)
 class Need:
@@ -107,8 +146,10 @@ class Plan:
         """Every top-level import name the plan supplies."""
         return {name for need in self.needs for name in need.provides}
 
-    def lines(self) -> list[str]:
-        """The plan for ``install --dry-run``: one line per need, then the build tools."""
+    def lines(self, clock_model: str | None = None) -> list[str]:
+        """The plan for ``install --dry-run``: one line per need, the build tools, then
+        the core clock lines for ``clock_model`` (default: the plan's model; the
+        installer passes the detected one, which may be "unknown")."""
         py = f"{self.python[0]}.{self.python[1]}"
         out = [f"{MODEL_NAMES.get(self.model, self.model)}, LED route {self.route}, "
                f"{self.arch}, Python {py}"]
@@ -123,6 +164,7 @@ class Plan:
                        f"{', '.join(n.name for n in builds)} on {self.arch} / Python {py}")
         else:
             out.append("build tools: none (every pip requirement has a wheel here)")
+        out.append(core_clock_line(clock_model or self.model, self.route))
         return out
 
 

@@ -8,11 +8,21 @@ a finished game through :meth:`Keeper.save_record`; the loop calls
 at :attr:`Keeper.retry_at`.
 
 - A new game gets its id and start time in its setup entry, an end its end
-  time; the record's ``meta`` gets ``started``, ``ended``, ``duration_s`` and
-  ``app`` from them where the session gave none.
-- A write the disk refuses (journal, snapshot, record, index row) is kept in
-  memory and tried again every :data:`RETRY_S` seconds, without any input;
-  the OLED says "not saving: <why> (<folder>)" meanwhile.
+  time; the record's ``meta`` gets ``started``, ``ended`` and ``app`` from them
+  where the session gave none.
+- Every entry carries ``t``: the game's play seconds so far by the monotonic
+  clock. After a restart the count goes on from the last entry's ``t``, so the
+  time the box was off (and the moments between the last entry and the cut) is
+  not counted. The end's ``t`` is the record's ``duration_s``; the dates are
+  reconciled with it by :func:`.store.dates.reconcile` (a clock set or stepped
+  mid-game never makes a game last 56 years or end before it started).
+- A write the disk refuses (journal, snapshot, record) is kept in memory and
+  tried again every :data:`RETRY_S` seconds, without any input; the OLED
+  says "not saving: <why> (<folder>)" meanwhile.
+- The loop thread never touches the SQLite index: a finished game's record is
+  saved here, its index row is added by the :class:`~.store.indexer.Indexer`
+  thread (which waits out a lock held by another process, and rebuilds an
+  index that lost rows).
 - A new game replaces the journal only once the last game's record is saved:
   until then its entries wait in memory.
 """
@@ -28,8 +38,11 @@ from pathlib import Path
 from typing import Callable
 
 from .companion.journal import Journal, JournalError, Loaded, reason_of, writable_error
-from .rules import replay
-from .store import History, StoreError, new_game_id
+from .rules import RecordError, parse_record, replay
+from .store import History, new_game_id
+from .store.backup import finish_pending
+from .store.dates import reconcile
+from .store.indexer import Indexer
 
 LOG = logging.getLogger(__name__)
 _SAFE_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,63}")   # a record file name, as new_game_id
@@ -39,36 +52,54 @@ RETRY_S = 2.0          # a refused write (journal, snapshot, record) is tried ag
 class Keeper:
     """The journal and the history in ``folder``; ``clock``: monotonic seconds; ``wall``:
     the wall clock (an aware ``datetime``); ``touch()``: the screen must be rebuilt (a
-    warning changed). Attach the UI (``keeper.ui = ui``) before :meth:`load`."""
+    warning changed); ``wake()``: wake the loop (from another thread) so that it calls
+    :meth:`tick`. Attach the UI (``keeper.ui = ui``) before :meth:`load`."""
 
     def __init__(self, folder: Path, clock: Callable[[], float], wall: Callable[[], datetime],
-                 touch: Callable[[], None]):
+                 touch: Callable[[], None], wake: Callable[[], None] = lambda: None):
         self.folder = folder
         self.clock, self.wall, self.touch = clock, wall, touch
         self.journal = Journal(folder)
         self.history = History(folder)
+        self.indexer = Indexer(self.history, wake, RETRY_S)
         self.ui = None
         self.retry_at: float | None = None
         self.failing = False                       # the disk refuses writes (told once)
         self._unsaved: dict[str, object] = {}      # game id -> record not yet on disk
-        self._unindexed: dict[str, object] = {}    # game id -> record saved, index row missing
+        self._play_from = (0.0, clock())           # (play seconds, monotonic seconds) then
+        self._one_run = False                      # the game was set up in this run
 
     # ----- start-up -------------------------------------------------------------------------
     def load(self, problem: Callable[[str], None]) -> Loaded:
-        """Say when the folder is not writable, remove a record write cut short, and load
-        the journal; each finding goes to ``problem(text)``. Reads nothing of the history."""
+        """Say when the folder is not writable, remove writes cut short, finish a restore cut
+        short, start the index thread (its first work: check the index against the records)
+        and load the journal; each finding goes to ``problem(text)``. This thread reads
+        nothing of the history's index."""
         refused = writable_error(self.folder)
         if refused is not None:
             problem(f"the journal folder {self.folder} is not writable ({reason_of(refused)}: "
                     f"{refused.strerror or refused}); games are kept in memory only until it is")
             self.failing = True
         self.history.remove_temporary()
+        self._finish_restore(problem)
+        self.indexer.start()                       # first: index and records agree?
         loaded = self.journal.load()
+        self._play_from = (_played(loaded.entries), self.clock())    # goes on after a restart
         for text in loaded.problems:
             problem(text)
         if loaded.notice:
             self.ui.warnings["journal damage"] = loaded.notice
         return loaded
+
+    def _finish_restore(self, problem: Callable[[str], None]) -> None:
+        """A ``restore`` cut short by a power cut: finished (or undone) before anything
+        else reads the store."""
+        try:
+            for text in finish_pending(self.folder, rebuild=False):   # the index thread's
+                LOG.warning("%s", text)
+        except OSError as exc:
+            problem(f"a restore cut short in {self.folder} could not be completed ({exc}); "
+                    f"run 'patchwork-companion restore' again")
 
     def resumed(self) -> None:
         """After the UI resumed: file a game that ended before the restart (once), and write
@@ -119,6 +150,10 @@ class Keeper:
 
     def _stamped(self, body: dict) -> dict:
         kind = body.get("kind")
+        if kind == "setup":
+            self._play_from, self._one_run = (0.0, self.clock()), True
+        played, since = self._play_from
+        body = {**body, "t": round(played + self.clock() - since, 1)}
         if kind == "setup" and "id" not in body:
             now = self.wall()
             return {**body, "id": new_game_id(now), "started": now.isoformat(timespec="seconds")}
@@ -134,9 +169,14 @@ class Keeper:
         if self.retry_at is None:
             self.retry_at = self.clock() + RETRY_S
 
+    def stop(self) -> None:
+        """Stop the index thread (a row it could not add yet is added at the next start)."""
+        self.indexer.stop()
+
     def tick(self, now: float) -> None:
         """After the outputs are updated: the snapshot (the second copy of the game) if an
-        entry came, and the retries when due."""
+        entry came, the retries when due, and the index thread's warning."""
+        self._history_warning()
         if self.journal.snapshot_due and not self.failing:
             try:
                 self.journal.flush_snapshot()
@@ -175,7 +215,7 @@ class Keeper:
                 LOG.warning("journal in %s writable again: caught up", self.folder)
             self.failing = False
             warnings.pop("journal", None)
-        if self._unsaved or self._unindexed or self.journal.pending or self.failing:
+        if self._unsaved or self.journal.pending or self.failing:
             self.retry_at = now + RETRY_S
 
     # ----- records --------------------------------------------------------------------------
@@ -201,14 +241,10 @@ class Keeper:
         for key, value in (("started", started), ("ended", ended), ("app", _app())):
             if value and key not in meta:
                 meta[key] = value
-        if "duration_s" not in meta and isinstance(meta.get("started"), str) \
-                and isinstance(meta.get("ended"), str):
-            try:
-                seconds = (datetime.fromisoformat(meta["ended"])
-                           - datetime.fromisoformat(meta["started"])).total_seconds()
-                meta["duration_s"] = max(0, round(seconds))
-            except (ValueError, TypeError):
-                pass
+        end = next((e for e in reversed(entries) if e.get("kind") == "end"), None)
+        play = _played([end]) if end is not None and "t" in end else None
+        meta.pop("duration_s", None)              # the session's is the dates' difference
+        meta.update(reconcile(meta.get("started"), meta.get("ended"), play, self._one_run))
         changes = {"meta": meta or None}
         _, result = replay(record)
         if result.over and record.result is None:
@@ -217,27 +253,28 @@ class Keeper:
 
     def _ensure_record(self, session) -> None:
         """After a restart on the end screen: the game is in the history once (power was
-        cut between journaling the end and filing it, or after)."""
+        cut between journaling the end and filing it, or after). Its record is saved
+        when no readable one is; its row is the index thread's."""
         game_id = self.game_id()
+        path = self.history.record_path(game_id)
         try:
-            self.ui.saved_to = str(self.history.ensure(game_id, lambda: self.record(session)))
-        except OSError as exc:
-            self._unsaved[game_id] = self.record(session)
-            self.ui.warnings["record"] = self._record_notice(exc)
-            self.retry_at = self.clock() + RETRY_S
-        except Exception as exc:  # noqa: BLE001  sqlite3 or a record that does not replay
-            self._index_failed(game_id, self.record(session), exc)
-            self.ui.saved_to = str(self.history.record_path(game_id))
+            record = parse_record(path.read_bytes())
+        except (OSError, RecordError, ValueError, RecursionError):
+            self.ui.saved_to = self.save_record(session)
+            return
+        self.indexer.add(game_id, record)
+        self.ui.saved_to = str(path)
 
     def save_record(self, session) -> str:
-        """File the finished game into the history (its record, then its index row); returns
-        where the record is, or "" when the disk refused the record: the OLED then says
-        "record not saved: <why> (<records folder>)" and the game is kept and filed by
-        itself once the disk takes writes."""
+        """File the finished game into the history: its record now (a plain durable file
+        write), its index row by the index thread; returns where the record is, or ""
+        when the disk refused the record: the OLED then says "record not saved: <why>
+        (<records folder>)" and the game is kept and filed by itself once the disk
+        takes writes."""
         game_id = self.game_id()
         record = self.record(session)
         try:
-            return str(self.history.file(game_id, record))
+            path = self.history.save(game_id, record)
         except OSError as exc:
             self._unsaved[game_id] = record
             self.retry_at = self.clock() + RETRY_S
@@ -245,50 +282,46 @@ class Keeper:
                       "every %.0f s", game_id, self.history.records, exc, RETRY_S)
             self.ui.warnings["record"] = self._record_notice(exc)
             return ""
-        except Exception as exc:  # noqa: BLE001  sqlite3 or a record that does not replay
-            self._index_failed(game_id, record, exc)
-            return str(self.history.record_path(game_id))
+        self.indexer.add(game_id, record)
+        return str(path)
 
     def _record_notice(self, exc: OSError) -> str:
         """The OLED text for a refused record, e.g. "record not saved: disk full
         (/var/lib/patchwork-companion/records)"."""
         return f"record not saved: {reason_of(exc)} ({self.history.records})"
 
-    def _index_failed(self, game_id: str, record, exc: Exception) -> None:
-        """The record is saved; only its index row is missing (tried again; or `history
-        --rebuild`)."""
-        LOG.error("game %s: record saved, but the history index failed (%s: %s); tried again "
-                  "later, or run 'patchwork-companion history --rebuild'", game_id,
-                  type(exc).__name__, exc)
-        if not isinstance(exc, StoreError):
-            self._unindexed[game_id] = record
-            self.retry_at = self.clock() + RETRY_S
-        self.ui.warnings["history"] = "history index: see log"
+    def _history_warning(self) -> None:
+        """The index thread's trouble on the OLED ("history index: waiting" while another
+        process holds the index), gone once it is over."""
+        problem = self.indexer.problem
+        if problem and self.ui.warnings.get("history") != problem:
+            self.ui.warnings["history"] = problem
+            self.touch()
+        elif not problem and "history" in self.ui.warnings:
+            del self.ui.warnings["history"]
+            self.touch()
 
     def _save_pending(self) -> None:
         """Try the records the disk refused before (oldest first)."""
         for game_id, record in list(self._unsaved.items()):
             try:
-                path = self.history.file(game_id, record)
+                path = self.history.save(game_id, record)
             except OSError:
                 return
-            except Exception as exc:  # noqa: BLE001  only the index failed
-                path = self.history.record_path(game_id)
-                self._index_failed(game_id, record, exc)
+            self.indexer.add(game_id, record)
             del self._unsaved[game_id]
             LOG.warning("record of game %s saved: %s", game_id, path)
             if self.ui.session is not None and self.game_id() == game_id:
                 self.ui.saved_to = str(path)
             if not self._unsaved:
                 self.ui.warnings.pop("record", None)
-        for game_id, record in list(self._unindexed.items()):
-            try:
-                self.history.ensure(game_id, lambda r=record: r)
-            except Exception:  # noqa: BLE001  still failing: tried again later
-                continue
-            del self._unindexed[game_id]
-            if not self._unindexed:
-                self.ui.warnings.pop("history", None)
+
+
+def _played(entries: list[dict]) -> float:
+    """The play seconds of the latest stamped entry of ``entries`` (0.0 when none is)."""
+    stamps = [e["t"] for e in entries if isinstance(e.get("t"), (int, float))
+              and not isinstance(e.get("t"), bool) and 0 <= e["t"] < 1e9]
+    return float(max(stamps, default=0.0))
 
 
 def _app() -> str:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from .rules import GameRecord, RecordError, Tally, parse_record, replay
+from .store.text import shown
 
 
 def tally_json(record: GameRecord, state, result: Tally) -> dict:
@@ -34,18 +35,19 @@ def trace_json(step) -> dict:
 
 
 def tally_text(record: GameRecord, state, result: Tally) -> str:
-    """A human-readable tally: one line per player, then the outcome."""
+    """A human-readable tally: one line per player, then the outcome (names through
+    :func:`~firmware_py.store.text.shown`: no control character reaches the terminal)."""
     lines = []
     for i, name in enumerate(record.players):
         row = result.players[i]
         special = f" + {row.special} special tile" if row.special else ""
-        lines.append(f"{name}: {row.buttons} buttons{special} - {row.penalty} "
+        lines.append(f"{shown(name)}: {row.buttons} buttons{special} - {row.penalty} "
                      f"({row.empty} empty x {state.spec.empty_penalty}) = {row.score}")
     if not result.over:
         lines.append("game not over: scores as they stand")
     else:
         how = " (tie broken: reached the last space first)" if result.tie_break else ""
-        lines.append(f"winner: {record.players[result.winner]}{how}")
+        lines.append(f"winner: {shown(record.players[result.winner])}{how}")
     return "\n".join(lines)
 
 

@@ -27,7 +27,6 @@ simulation the buttons are pressed and tokens placed by simulated hands
 """
 from __future__ import annotations
 
-import os
 import queue
 import sys
 import threading
@@ -446,9 +445,6 @@ def run_selftest(cfg: dict, *, seconds: float = 10.0, yes: bool = False, say=pri
     if not sim:
         from .calibrate import PI_HINT
         say(PI_HINT)
-        # Blinka 10 offers to pip-install into the venv when run on a terminal; the
-        # installer already put in what the LED route imports, and the venv is root's.
-        os.environ.setdefault("BLINKA_SKIP_DEPENDENCY_CHECK", "1")
     parts = build_parts(cfg, edges.put, time.monotonic, on_oled_frame=frames.append)
     try:
         watch = 0.5 if sim or yes else seconds   # a person watching gets the whole time
@@ -490,7 +486,7 @@ def _oled(cfg, parts, frames, sim, hands, say) -> Result:
     name = f"OLED {disp['driver']} @0x{disp['i2c_address']:02X}"
     if disp["driver"] == "none":
         return Result("OLED", "SKIP", "display.driver = none")
-    if parts.oled is None:
+    if parts.oled is None or parts.oled.device is None:
         return Result(name, "FAIL", start_failure(parts.failures, "OLED") or "not built")
     say("OLED: showing the test pattern")
     result = check_oled(parts.oled, cfg, frames, verify=sim, confirm=hands.confirm)

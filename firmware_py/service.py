@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from .companion.buttons import ButtonClassifier
+from .companion.journal import lost_text
 from .companion.model import Lights, Screen
 from .companion.screens import build_lights, build_screen
 from .companion.tokens import TokenWatch
@@ -84,8 +85,9 @@ class Service:
     ``feed.FeedPublisher`` handed a capture after every rebuild (never waited for),
     or None; ``planner``: the box's search, ``(BoxRequest, clock) -> BoxMove``
     (``ai.table``), run on a thread of its own for each request, its answer posted
-    back (a newer request ends the older search early: its clock jumps past the
-    budget); None: no game against the box and no hints.
+    back (a newer request, or any change after which the table would drop the answer,
+    ends the search early: its clock jumps past the budget); None: no game against the
+    box and no hints.
 
     The journal, the snapshot and the history of finished games are the
     :class:`~.keeper.Keeper`'s (``self.keeper``; ``self.journal`` and
@@ -103,7 +105,7 @@ class Service:
         self.wall = wall
         self.folder = Path(folder)
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
-        self.keeper = Keeper(self.folder, clock, wall, self._touch)
+        self.keeper = Keeper(self.folder, clock, wall, self._touch, lambda: self.post(None))
         self.journal = self.keeper.journal
         self.history = self.keeper.history
         self.buttons = ButtonClassifier(cfg["buttons"]["hold_seconds"],
@@ -113,7 +115,9 @@ class Service:
                                 stop_s=sensor["stop_seconds"])
         self.planner = planner
         self._search_over = threading.Event()     # set: the running search is not needed
+        self._searching: int | None = None        # the key of the request being searched
         self.ui = TableUI(self.keeper.write, deal or _random_deal, self.keeper.save_record,
+                          wall_time=lambda: self.wall().isoformat(timespec="seconds"),
                           think=self._think if planner is not None else None)
         self.keeper.ui = self.ui
         self.notifier = notifier
@@ -159,6 +163,7 @@ class Service:
         search still running for an older request is ended (its answer is stale)."""
         self._search_over.set()
         over = self._search_over = threading.Event()
+        self._searching = request.key
 
         def clock() -> float:
             """The search's seconds; past any budget once a newer request came."""
@@ -223,7 +228,7 @@ class Service:
                 self._problem(f"{self.journal.path}: entry {keep + 1} of the game cannot be "
                               f"replayed ({type(error).__name__}: {error}); resumed from the "
                               f"entry before it")
-                self.ui.warnings["journal damage"] = "journal repaired"
+                self.ui.warnings["journal damage"] = _cut_off_text(entries, keep)
                 self.journal.reset_to(entries[:keep])
             break
 
@@ -243,6 +248,7 @@ class Service:
         self.post(None)
         if self._thread is not None:
             self._thread.join(timeout)
+        self.keeper.stop()
 
     def step(self) -> float | None:
         """One turn of the loop on the calling thread: every queued event, then the timers;
@@ -287,6 +293,15 @@ class Service:
             if event is not None:
                 self._handle(event, self.clock())
         self._tick(now)
+        self._end_unneeded_search()
+
+    def _end_unneeded_search(self) -> None:
+        """After every turn of the loop: a search whose answer the table would now drop (an
+        undo or any other change while the box thinks, a hint left) is told to stop, so it
+        frees its core at its next iteration instead of running out its budget."""
+        if self._searching is not None and self.ui.box_wanted() != self._searching:
+            self._search_over.set()
+            self._searching = None
 
     # ----- the loop's work ---------------------------------------------------------------
     def _timeout(self, now: float) -> float | None:
@@ -507,6 +522,16 @@ class _LazyPager:
 
 EXTEND_S = 30.0        #: each EXTEND_TIMEOUT_USEC asks systemd for this many more seconds
 EXTEND_EVERY_S = 10.0  #: and is sent again this often while the journal loads
+
+
+def _cut_off_text(entries: list[dict], keep: int) -> str:
+    """The OLED text when the game resumed from ``entries[:keep]`` because entry ``keep``
+    does not replay: the turns cut off are lost ("turns 7-8 lost; resumed at turn 6");
+    "journal repaired" only when no turn was cut off."""
+    def turns(part: list[dict]) -> int:
+        return sum(1 for e in part if e.get("kind") == "turn")
+    cut = turns(entries[keep:])
+    return lost_text(turns(entries[:keep]), cut) if cut else "journal repaired"
 
 
 @contextmanager

@@ -62,3 +62,11 @@ def test_the_playout_advances_when_no_patch_is_worth_it():
     state = state._replace(players=(poor, state.players[1]))
     assert bench.playout_action(state) == A.ADVANCE
     assert A.ADVANCE in legal_actions(state)
+
+
+def test_search_stop_benchmark_prints_its_figure_line():
+    script = SCRIPT.with_name("search_stop.py")
+    out = subprocess.run([sys.executable, str(script), "--searches", "2", "--after", "0.05"],
+                         capture_output=True, text=True, check=True, timeout=300).stdout
+    assert re.search(r"^search stop after a cancel: median \d+\.\d ms, max \d+\.\d ms over 2 "
+                     r"searches$", out, re.M)

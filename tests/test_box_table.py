@@ -693,3 +693,70 @@ def test_a_newer_request_ends_the_older_search(tmp_path):
     while first.key + 1 not in ended and _time.monotonic() < deadline:
         _time.sleep(0.01)
     assert ended.get(first.key + 1, 99) < 10
+
+
+def test_an_undo_while_the_box_thinks_stops_its_search(tmp_path):
+    """The person's turn undone while the box searches its answer to it: the answer would
+    be dropped, so the loop tells the search to stop, and it stops at its next iteration,
+    long before its 600 s budget (the figure: benchmarks/search_stop.py)."""
+    import math
+    import threading
+    from firmware_py.ai.table import planner as real_planner
+    from firmware_py.hw.backends import Parts
+    from firmware_py.service import Service
+    from test_faults_rig import fast_config
+    started, told, returned = threading.Event(), threading.Event(), threading.Event()
+    search = real_planner(seconds=600)
+
+    def planner(request, clock):
+        def watched() -> float:
+            now = clock()
+            if now == math.inf:
+                told.set()
+            return now
+        started.set()
+        try:
+            return search(request, watched)
+        finally:
+            returned.set()
+
+    service = Service(fast_config(), Parts(), tmp_path, planner=planner).start()
+    try:
+        t = Table.__new__(Table)
+        t.ui, t.requests = service.ui, []
+        service.call(lambda: t.set_up("hard", person_first=True))
+        service.call(lambda: t.person_moves())
+        assert started.wait(10) and service.call(lambda: t.ui.mode) == "box"
+        service.call(lambda: t.hold("back"))                 # undo the person's turn
+        assert service.call(lambda: len(t.ui.session.groups)) == 0
+        assert told.wait(10), "the search was never told to stop"
+        assert returned.wait(10), "the search ran on after it was told to stop"
+        assert service.call(lambda: t.ui.box_wanted()) is None
+    finally:
+        service.stop()
+
+
+def test_the_table_wants_an_answer_only_while_it_would_take_it():
+    """``box_wanted`` (what the loop asks after every event to stop a useless search): the
+    open request while the box thinks, also with the menu open; None after an undo, and
+    once a hint is left."""
+    t = Table(eager=False)
+    t.set_up("hard", person_first=True)
+    t.person_moves()
+    asked = t.requests[-1]
+    assert t.ui.box_wanted() == asked.key
+    t.hold("ok")                                             # the menu: still wanted
+    assert t.ui.mode == "menu" and t.ui.box_wanted() == asked.key
+    t.press("ok")                                            # back to the game
+    t.hold("back")                                           # undo the person's turn
+    assert t.ui.box_wanted() is None
+    hints = Table(eager=False)
+    hints.press("ok", 5)
+    while hints.ui.mode == "deal":
+        hints.press("ok")
+    hints.hold("ok")
+    hints.press("next")
+    hints.press("ok")                                        # "Ask the box"
+    assert hints.ui.mode == "hint" and hints.ui.box_wanted() == hints.requests[-1].key
+    hints.press("ok")                                        # left before the answer
+    assert hints.ui.box_wanted() is None

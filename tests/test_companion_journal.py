@@ -161,7 +161,7 @@ def test_without_hard_links_the_damaged_bytes_are_copied_aside(tmp_path, monkeyp
     damaged = _damage_line(tmp_path, 2, b"{garbage")
     j = Journal(tmp_path)
     j.load()
-    monkeypatch.setattr(J, "os", FailingOs(errno.EPERM, "link"))
+    patch_os(monkeypatch, FailingOs(errno.EPERM, "link"))
     j.append({"kind": "turn", "moves": [4]})
     assert (tmp_path / "quarantine" / "q-0001-journal.jsonl").read_bytes() == damaged
     assert moves(Journal(tmp_path).load()) == list(range(5)) and not j.pending
@@ -286,19 +286,13 @@ def test_a_line_with_a_huge_seq_is_reported_without_walking_the_span(tmp_path):
     """A line in the old checksum format (which does not cover ``seq``) with a huge seq:
     start-up counts what is lost without a step, or a list entry, per missing seq (a seq of
     10**11 hung the start for good)."""
-    import tracemalloc
     write_game(tmp_path, 5)
     (tmp_path / "snapshot.json").unlink()
     body = {"kind": "turn", "moves": [77]}
     with open(tmp_path / "journal.jsonl", "ab") as fh:
         fh.write(json.dumps({"seq": 2_000_006, "crc": J._legacy_crc(body), "body": body})
                  .encode() + b"\n")
-    tracemalloc.start()
-    try:
-        loaded = Journal(tmp_path).load()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    loaded, peak = load_with_peak(tmp_path)
     assert moves(loaded) == list(range(5))
     assert loaded.lost == "turns 6-2000005 lost; resumed at turn 5"
     assert peak < 2_000_000, peak                # bytes: one list entry per seq would be 16 MB
@@ -370,9 +364,9 @@ def test_a_repair_writes_the_snapshot_before_it_replaces_the_journal(tmp_path, m
     write_game(tmp_path, 4)
     _nul(tmp_path / "snapshot.json")
     order = []
-    real = J.write_atomic
-    monkeypatch.setattr(J, "write_atomic", lambda path, data, tmp=None: (
-        order.append(path.name), real(path, data, tmp)))
+    real = J.write_durably
+    monkeypatch.setattr(J, "write_durably", lambda path, data: (
+        order.append(path.name), real(path, data)))
     j = Journal(tmp_path)
     j.load()
     j.catch_up()
@@ -380,6 +374,13 @@ def test_a_repair_writes_the_snapshot_before_it_replaces_the_journal(tmp_path, m
 
 
 # --------------------------------------------- 3: errors at the OS call boundary
+def patch_os(monkeypatch, fake) -> None:
+    """``os`` as the journal and the durable-write helper see it replaced by ``fake``."""
+    from firmware_py import disk
+    monkeypatch.setattr(J, "os", fake)
+    monkeypatch.setattr(disk, "os", fake)
+
+
 class FailingOs:
     """``os`` as the journal sees it, with the ``call`` (or calls) failing with ``code``."""
 
@@ -404,7 +405,7 @@ class FailingOs:
 def test_a_refused_write_keeps_the_entry_and_catches_up_later(tmp_path, monkeypatch, code, reason):
     j = write_game(tmp_path, 2)
     failing = FailingOs(code)
-    monkeypatch.setattr(J, "os", failing)
+    patch_os(monkeypatch, failing)
     with pytest.raises(JournalError) as caught:
         j.append({"kind": "turn", "moves": [2]})
     assert caught.value.reason == reason
@@ -422,7 +423,7 @@ def test_a_snapshot_that_cannot_be_written_leaves_no_temporary_file(tmp_path, mo
     j = write_game(tmp_path, 2)
     before = (tmp_path / "snapshot.json").read_bytes()
     j.append({"kind": "turn", "moves": [2]})
-    monkeypatch.setattr(J, "os", FailingOs(errno.ENOSPC, call))
+    patch_os(monkeypatch, FailingOs(errno.ENOSPC, call))
     with pytest.raises(JournalError):
         j.flush_snapshot()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["journal.jsonl", "snapshot.json"]
@@ -440,7 +441,7 @@ def test_temporary_files_left_by_a_crash_are_removed_at_load(tmp_path):
 def test_writable_problem_names_the_folder_and_the_reason(tmp_path, monkeypatch):
     assert J.writable_problem(tmp_path / "new") is None and (tmp_path / "new").is_dir()
     assert list((tmp_path / "new").iterdir()) == []
-    monkeypatch.setattr(J, "os", FailingOs(errno.EROFS, "open"))
+    patch_os(monkeypatch, FailingOs(errno.EROFS, "open"))
     assert J.writable_problem(tmp_path) == f"{tmp_path} is not writable (read-only: " \
                                            f"{os.strerror(errno.EROFS)})"
 
@@ -456,10 +457,132 @@ def test_a_repair_by_the_next_append_quarantines_first(tmp_path, monkeypatch):
     j = Journal(tmp_path)
     j.load()
     failing = FailingOs(errno.EROFS, ("fsync", "link"))
-    monkeypatch.setattr(J, "os", failing)
+    patch_os(monkeypatch, failing)
     with pytest.raises(JournalError):
         j.catch_up()
     failing.failing = False
     j.append({"kind": "turn", "moves": [4]})
     assert (tmp_path / "quarantine" / "q-0001-journal.jsonl").read_bytes() == damaged
     assert j.take_moved() and moves(Journal(tmp_path).load()) == list(range(5))
+
+
+def test_the_quarantine_keeps_the_newest_files_within_its_caps(tmp_path, monkeypatch):
+    """Damage found again and again (a failing SD card) never fills the disk with copies:
+    the quarantine keeps the newest files, by count and by size."""
+    quarantine = tmp_path / "quarantine"
+    quarantine.mkdir()
+    for n in range(1, 41):
+        (quarantine / f"q-{n:04d}-journal.jsonl").write_bytes(b"x" * 1000)
+    write_game(tmp_path, 3)
+    with open(tmp_path / "journal.jsonl", "ab") as fh:
+        fh.write(b"garbage\n")
+    j = Journal(tmp_path)
+    j.load()
+    said = j.catch_up()
+    names = sorted(p.name for p in quarantine.iterdir())
+    assert len(names) == J.QUARANTINE_FILES and names[-1] == "q-0041-journal.jsonl"
+    assert names[0] == f"q-{41 - J.QUARANTINE_FILES + 1:04d}-journal.jsonl"
+    assert any("removed the 9 oldest kept files" in line for line in said), said
+    monkeypatch.setattr(J, "QUARANTINE_BYTES", 2500)          # by size: the newest stay
+    with open(tmp_path / "journal.jsonl", "ab") as fh:
+        fh.write(b"garbage\n")
+    j = Journal(tmp_path)
+    j.load()
+    j.catch_up()
+    names = sorted(p.name for p in quarantine.iterdir())
+    assert names[-1] == "q-0042-journal.jsonl" and len(names) <= 3
+    assert sum(p.stat().st_size for p in quarantine.iterdir()) - \
+        (quarantine / names[-1]).stat().st_size <= 2500
+
+
+def load_with_peak(folder: Path):
+    """(what :meth:`Journal.load` found in ``folder``, the peak of memory it allocated, bytes)."""
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        loaded = Journal(folder).load()
+        return loaded, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def old_design_journal(folder: Path, games: int) -> int:
+    """Write a journal that kept every game (older versions: a setup and 30 turns a game) in
+    ``folder`` (made if missing); returns its size in bytes."""
+    folder.mkdir(parents=True, exist_ok=True)
+    prev, seq = None, 0
+    with open(folder / J.JOURNAL, "wb") as fh:
+        for game in range(games):
+            for body in [{"kind": "setup", "setup": {"n": game}}] + \
+                        [{"kind": "turn", "moves": [i]} for i in range(30)]:
+                seq += 1
+                fh.write(J._line(seq, body, prev))
+                prev = (seq, body)
+    return (folder / J.JOURNAL).stat().st_size
+
+
+def test_a_journal_of_the_old_design_is_read_streamed(tmp_path):
+    """The one-time import of an older version's journal (every game in one file) holds one
+    game in memory, not the file: 1,500 games of 31 entries."""
+    size = old_design_journal(tmp_path, 1500)
+    loaded, peak = load_with_peak(tmp_path)
+    assert loaded.entries[0] == {"kind": "setup", "setup": {"n": 1499}} and len(loaded.entries) == 31
+    assert size > 5_000_000 and peak < 1_000_000, (size, peak)
+
+
+def test_an_endless_line_is_skipped_without_holding_it(tmp_path):
+    """A line of 3 MB (garbage, or NUL bytes from a failing card) is damage: skipped, not
+    held in memory; the game resumes from the lines around it."""
+    write_game(tmp_path, 3)
+    (tmp_path / "snapshot.json").unlink()
+    with open(tmp_path / "journal.jsonl", "ab") as fh:
+        fh.write(b"x" * 3_000_000 + b"\n")
+    loaded = Journal(tmp_path).load()
+    assert moves(loaded) == list(range(3))
+    assert any("line too long; skipped" in p for p in loaded.problems), loaded.problems
+    (tmp_path / "journal.jsonl").write_bytes(b"\0" * 3_000_000)
+    loaded = Journal(tmp_path).load()
+    assert any("unusable (NUL-filled, 3000000 bytes)" in p for p in loaded.problems), loaded.problems
+
+# ------------------------------------------------------------------ both files damaged
+def _rot_snapshot(folder: Path) -> None:
+    """Bit rot inside the snapshot's entries: its checksum no longer matches."""
+    path = folder / "snapshot.json"
+    path.write_bytes(path.read_bytes().replace(b'"moves"', b'"movez"', 1))
+
+
+def test_a_damaged_snapshot_and_a_shortened_journal_say_lost_not_repaired(tmp_path):
+    """The snapshot (bit rot) still shows it was written at seq 13 (setup + 12 turns); the
+    journal lost its last three lines: turns 10-12 are lost, and the OLED says so."""
+    write_game(tmp_path, 12)
+    _rot_snapshot(tmp_path)
+    put_lines(tmp_path, lines_of(tmp_path)[:-3])
+    loaded = Journal(tmp_path).load()
+    assert moves(loaded) == list(range(9))
+    assert loaded.lost == "turns 10-12 lost; resumed at turn 9"
+    assert loaded.notice == "turns 10-12 lost; resumed at turn 9"
+    assert "repaired" not in loaded.notice
+
+
+def test_damaged_last_lines_of_both_files_say_lost(tmp_path):
+    """The last two journal lines rotted (they still start as entries) and the snapshot is
+    empty: the two turns are lost, said as such, with the lines skipped."""
+    write_game(tmp_path, 12)
+    (tmp_path / "snapshot.json").write_bytes(b"")
+    lines = lines_of(tmp_path)
+    put_lines(tmp_path, lines[:-2] + [line.replace(b'"moves"', b'"movez"') for line in lines[-2:]])
+    loaded = Journal(tmp_path).load()
+    assert moves(loaded) == list(range(10))
+    assert loaded.notice.startswith("turns 11-12 lost; resumed at turn 10; journal: 2 bad")
+
+
+def test_garbage_after_the_last_entry_and_a_torn_append_are_not_lost_turns(tmp_path):
+    """A line that never was an entry (garbage) and an append cut short (no line end, never
+    shown) lose nothing: skipped, no "lost"."""
+    write_game(tmp_path, 6)
+    (tmp_path / "snapshot.json").write_bytes(b"")
+    with open(tmp_path / "journal.jsonl", "ab") as fh:
+        fh.write(b"\xff\xfe garbage\n" + b'{"seq":8,"crc":1,"bo')
+    loaded = Journal(tmp_path).load()
+    assert moves(loaded) == list(range(6)) and not loaded.lost
+    assert "lost" not in loaded.notice and "2 bad entries skipped" in loaded.notice

@@ -57,3 +57,15 @@ def test_permissions_are_set(tmp_path):
     target = tmp_path / "secret"
     disk.write_durably(target, b"x", mode=0o600)
     assert (target.stat().st_mode & 0o777) == 0o600
+
+
+def test_a_symlink_is_replaced_in_one_step_and_leaves_no_temporary(tmp_path):
+    link = tmp_path / "ttyPATCHWORK"
+    disk.replace_symlink(link, "/dev/pts/7")
+    disk.replace_symlink(link, "/dev/pts/9", durable=False)
+    assert os.readlink(link) == "/dev/pts/9"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ttyPATCHWORK"]
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(OSError):
+        disk.replace_symlink(tmp_path / "folder", "/dev/pts/9")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "ttyPATCHWORK"]

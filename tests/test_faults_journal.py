@@ -18,19 +18,20 @@ import errno
 import logging
 import os
 import shutil
+import sqlite3
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
 
 from firmware_py.cli import main
-from firmware_py.companion import journal as J
 from firmware_py.companion.journal import Journal
 from firmware_py.rules import parse_record, replay, untracked_copy
 from firmware_py.keeper import RETRY_S
 from firmware_py.store import History
 
-from test_companion_journal import FailingOs
+from test_companion_journal import FailingOs, patch_os
 from test_faults_rig import EXPRESS_RECORD, GOLDEN_RECORDS, StepClock, TableDriver, service_for
 
 RECORD = GOLDEN_RECORDS[3]
@@ -175,7 +176,7 @@ def test_an_entry_that_no_longer_replays_is_cut_off_not_fatal(tmp_path):
     journal.flush_snapshot()
     problems, warning, view = play(folder, 7)
     assert any("entry 7 of the game cannot be replayed" in p for p in problems)
-    assert "journal repaired" in warning and view.groups == 7
+    assert "turns 6-7 lost; resumed at turn 5" in warning and view.groups == 7
     assert (folder / "quarantine" / "q-0001-journal.jsonl").exists()
     problems, warning, turns, moves = resumed(folder)
     assert (problems, turns) == ([], 7) and moves == PLAN[:len(moves)]
@@ -257,13 +258,13 @@ def test_a_new_game_replaces_the_journal_only_once_the_last_record_is_saved(tmp_
     by_game = {r.game: (r.circle, r.blue or ()) for r in (EXPRESS_RECORD, GOLDEN_RECORDS[1])}
     service = service_for(folder, EXPRESS_RECORD, clock, deal=by_game.__getitem__)
     refuse = {"on": True}
-    real_file = History.file
+    real_save = History.save
 
-    def refusing_file(self, game_id, record):
+    def refusing_save(self, game_id, record):
         if refuse["on"]:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return real_file(self, game_id, record)
-    monkeypatch.setattr(History, "file", refusing_file)
+        return real_save(self, game_id, record)
+    monkeypatch.setattr(History, "save", refusing_save)
     try:
         driver = TableDriver(service, clock, EXPRESS_RECORD)
         final = driver.play()
@@ -318,14 +319,14 @@ class Disk:
             subprocess.run(["mount", "-o", "remount,ro", str(self.root)], check=True)
         else:
             self._fail = FailingOs(code, ("fsync", "open"))
-            self.monkeypatch.setattr(J, "os", self._fail)
+            patch_os(self.monkeypatch, self._fail)
 
     def allow(self) -> None:
         """Take writes again."""
         if self._fail is not None:
             self._fail.failing = False
             self._fail = None
-            self.monkeypatch.setattr(J, "os", os)
+            patch_os(self.monkeypatch, os)
         subprocess.run(["mount", "-o", "remount,rw", str(self.root)], capture_output=True) \
             if self.real else None
         (self.root / "filler").unlink(missing_ok=True)
@@ -398,7 +399,7 @@ def test_a_snapshot_still_refused_is_not_called_caught_up_after_each_turn(tmp_pa
     driver = TableDriver(service, clock, RECORD)
     failing = FailingOs(errno.ENOSPC, "replace")
     try:
-        monkeypatch.setattr(J, "os", failing)
+        patch_os(monkeypatch, failing)
         for target in range(5, 9):
             view = driver.play(stop_when=lambda v, t=target: v.groups >= t)
             driver.settle()
@@ -481,12 +482,17 @@ def test_a_journal_folder_that_cannot_be_made_still_lets_the_game_be_played(tmp_
 
 
 def test_start_up_reads_nothing_of_the_history(tmp_path, monkeypatch):
-    """A long history must not slow the start: with a game in progress, the service opens
-    neither the index nor a record (here both would fail loudly)."""
+    """A long history must not slow the start: with a game in progress, the service's
+    start-up and loop open neither the index nor a record (here both would fail loudly);
+    only the index thread's check of index against records does."""
     folder = tmp_path / "journal"
     finish(folder)                                         # one game in the history
     touched = []
-    monkeypatch.setattr(History, "index", lambda self: touched.append("index"))
+
+    def index(self):
+        touched.append(threading.current_thread().name)
+        raise sqlite3.OperationalError("database is locked")
+    monkeypatch.setattr(History, "index", index)
     monkeypatch.setattr(History, "ensure", lambda self, *a: touched.append("ensure"))
     (folder / "records").chmod(0o000)
     try:
@@ -497,4 +503,5 @@ def test_start_up_reads_nothing_of_the_history(tmp_path, monkeypatch):
         problems, warning, turns, _ = resumed(folder, EXPRESS_RECORD)
     finally:
         (folder / "records").chmod(0o755)
-    assert (problems, turns, touched) == ([], 0, [])
+    assert (problems, turns) == ([], 0)
+    assert set(touched) <= {"history-index"}, touched

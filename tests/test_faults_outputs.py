@@ -99,14 +99,30 @@ def i2c_error(*args, **kwargs):
 
 # --------------------------------------------------------------------- at start
 def test_an_oled_that_raises_at_start_is_left_out_and_the_game_goes_on(table, monkeypatch):
-    """An OLED raising OSError(121) at start: left out, said, the game and the LEDs go on."""
+    """An OLED raising OSError(121) at start: shows nothing, said, the game and the LEDs go on."""
     monkeypatch.setattr(noop, "command", i2c_error, raising=False)
     companion, frames = table()
-    assert companion.parts.oled is None
+    assert companion.parts.oled.device is None and companion.parts.oled.failed
     assert any(p.startswith("OLED failed to start: [Errno 121]") for p in companion.service.problems)
     assert "OLED failed to start" in warning(companion)
     still_plays(companion)
-    assert frames["led"] > 0
+    assert frames["led"] > 0 and frames["oled"] == 0
+
+
+def test_an_oled_absent_at_start_is_tried_again_and_shows_the_game_once_it_answers(
+        table, monkeypatch):
+    """Plugged in after the start (or its I2C wire fixed): it is retried like a part that
+    failed later, the game appears on it, and its warning goes, without a restart."""
+    monkeypatch.setattr(noop, "command", i2c_error, raising=False)
+    companion, frames = table()
+    oled = companion.parts.oled
+    wait_until(lambda: oled.writes_failed >= 2, "the absent OLED tried again")
+    assert frames["oled"] == 0
+    monkeypatch.undo()                                       # the OLED answers now
+    wait_until(lambda: frames["oled"] > 0, "a frame on the OLED that came late")
+    assert oled.device is not None and not oled.failed
+    wait_until(lambda: "OLED" not in warning(companion), "the OLED warning gone")
+    still_plays(companion)
 
 
 def test_an_oled_that_hangs_at_start_is_left_out_after_a_bounded_wait(table, monkeypatch):
@@ -116,7 +132,7 @@ def test_an_oled_that_hangs_at_start_is_left_out_after_a_bounded_wait(table, mon
     began = time.monotonic()
     companion, frames = table()
     assert time.monotonic() - began < 5
-    assert companion.parts.oled is None and stuck.entered.is_set()
+    assert companion.parts.oled.device is None and stuck.entered.is_set()
     assert any("OLED failed to start: no answer within" in p for p in companion.service.problems)
     assert "OLED failed to start" in warning(companion)
     still_plays(companion)

@@ -263,3 +263,237 @@ def test_two_hundred_power_cuts_across_several_games_lose_nothing(tmp_path):
     counts = run_power_cuts(tmp_path, 200, GAMES, seed=20240611)
     assert counts["cuts"] >= 200 and counts["episodes"] >= 2
     assert counts["while a finished game moves into the history"] >= 20
+
+
+# ------------------------------------------------------------- restore under power cuts
+RESTORE_STORE = {f"20261201-19000{i}-00000{i}": GOLDEN_RECORDS[i] for i in (4, 5, 6)}
+RESTORE_BACKUP = {f"20261102-1900{i:02d}-bbbb{i:02d}": GOLDEN_RECORDS[10 + i] for i in range(24)}
+
+
+def restore_fixture(tmp_path: Path) -> tuple[Path, Path]:
+    """A backup of 24 games and the names Anna and Ben, and a fresh store of 3 other games
+    (and the name Carl) to restore it into. Returns (store, backup file)."""
+    from firmware_py.store import History
+    from firmware_py.store.backup import backup
+    source = tmp_path / "source"
+    for game_id, record in RESTORE_BACKUP.items():
+        History(source).save(game_id, record)
+    (source / "names.json").write_text('{"names": ["Anna", "Ben"]}')
+    backup(source, tmp_path / "backup.tar.gz")
+    return tmp_path / "store", tmp_path / "backup.tar.gz"
+
+
+def fresh_store(store: Path) -> None:
+    """The store before the restore: 3 games, the name Carl, an index."""
+    import shutil
+    from firmware_py.store import History
+    shutil.rmtree(store, ignore_errors=True)
+    for game_id, record in RESTORE_STORE.items():
+        History(store).file(game_id, record)
+    (store / "names.json").write_text('{"names": ["Carl"]}')
+
+
+def check_after_restore(store: Path) -> bool:
+    """After a cut and what the service does at its start (finish a restore cut short,
+    check the index against the records): the store holds its own games untouched and
+    either none or all of the backup's, each game in the file of its id, once, the names
+    merged exactly when the games came; no staging or temporary file is left. Returns
+    True when the restore is complete."""
+    from firmware_py.companion.journal import Journal
+    from firmware_py.store import History
+    from firmware_py.store.backup import finish_pending
+    history = History(store)
+    history.remove_temporary()                  # the service's start: writes cut short,
+    Journal(store).load()                       # the journal's folder's too,
+    finish_pending(store)                       # a restore cut short,
+    history.reconcile()                         # index against records
+    files = {p.stem: parse_record(p.read_text()) for p in (store / "records").glob("*.json")}
+    assert set(RESTORE_STORE) <= set(files), "a game of the store was lost"
+    complete = set(files) == set(RESTORE_STORE) | set(RESTORE_BACKUP)
+    assert complete or set(files) == set(RESTORE_STORE), \
+        f"a restore half done: {len(set(files) - set(RESTORE_STORE))} of {len(RESTORE_BACKUP)}"
+    for game_id, record in files.items():
+        mine = {**RESTORE_STORE, **RESTORE_BACKUP}[game_id]
+        assert record.circle == mine.circle and record.moves == mine.moves, \
+            f"{game_id} holds another game"
+    with history.index() as index:
+        rows = sorted(r["id"] for r in index.games(limit=1000))
+    assert rows == sorted(files), "index rows and records disagree"
+    names = json.loads((store / "names.json").read_text())["names"]
+    assert names == (["Carl", "Anna", "Ben"] if complete else ["Carl"]), names
+    assert not list(store.glob(".restore-*")) and not list(store.rglob("*.tmp"))
+    return complete
+
+
+RESTORE_CHILD = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from test_faults_rig import KillHooks, _KillOs
+import firmware_py.disk as disk
+import firmware_py.store.backup as backup
+hooks = KillHooks(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
+disk.os = backup.os = _KillOs(hooks)
+from firmware_py.cli import main
+status = main(["restore", "--store", sys.argv[5], sys.argv[6]])
+print(hooks.ops)
+sys.exit(status)
+"""
+
+
+def restore_with_cuts(tmp_path: Path, kills: int, seed: int) -> Counter:
+    """``restore`` SIGKILLed ``kills`` times: at a random disk operation of its own (a
+    write torn or NUL-filled, an fsync, a rename: staging, marking, the swap) or from
+    outside at a random moment (start-up, reading, the index rebuild), each followed by
+    the checks above."""
+    rng = random.Random(seed)
+    store, source = restore_fixture(tmp_path)
+
+    def run(kill_op: int = 0, kill_after: float | None = None):
+        cmd = [sys.executable, "-c", RESTORE_CHILD, str(RIG.parent), str(kill_op),
+               str(rng.randrange(400)), rng.choice(["torn", "nul"]), str(store), str(source)]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        if kill_after is not None:
+            Child._kill_at(proc, time.monotonic() + kill_after)
+        out, _ = proc.communicate(timeout=120)
+        return proc.returncode, out
+    fresh_store(store)
+    started = time.monotonic()
+    status, out = run()
+    whole, ops = time.monotonic() - started, int(out.split()[-1])
+    assert status == 0 and check_after_restore(store)
+    stats: Counter = Counter()
+    while stats["cuts"] < kills:
+        fresh_store(store)
+        if rng.random() < 0.7:
+            status, _ = run(kill_op=rng.randint(1, ops))
+            stats["cut inside a disk operation"] += status == -signal.SIGKILL
+        else:
+            status, _ = run(kill_after=rng.uniform(0.0, whole * 1.1))
+            stats["cut from outside"] += status == -signal.SIGKILL
+        if status == -signal.SIGKILL:
+            stats["cuts"] += 1
+        else:
+            assert status == 0
+            stats["restore ended before the cut"] += 1
+        stats["complete after the start's recovery" if check_after_restore(store)
+              else "undone (store unchanged)"] += 1
+    print(dict(stats))
+    return stats
+
+
+def test_a_few_cuts_of_restore_lose_nothing(tmp_path):
+    counts = restore_with_cuts(tmp_path, 10, seed=3)
+    assert counts["cuts"] == 10
+
+
+# ------------------------------------------ name edits racing the end of games, under cuts
+RENAMER = """
+import json, sys, time
+from pathlib import Path
+from firmware_py.companion.names import save_names
+from firmware_py.rules import parse_record
+from firmware_py.web.library import Library
+folder, circles = Path(sys.argv[1]), json.loads(sys.argv[2])
+library, k = Library(folder), 0
+while True:
+    k += 1
+    for path in sorted((folder / "records").glob("*.json")):
+        try:
+            idx = circles.index(list(parse_record(path.read_bytes()).circle))
+            library.rename(path.stem, (f"R{idx}-{k}", f"S{idx}-{k}"))
+        except (OSError, KeyError, ValueError):
+            pass
+    save_names(folder / "names.json", [f"N{k}", f"M{k}"])
+    time.sleep(0.005)
+"""
+
+
+class Renamer:
+    """Another process (the web page behind its PIN) renaming the players of every filed
+    game, names encoding the game (``R<i>-<k>``), and rewriting names.json, in a loop."""
+
+    def __init__(self, folder: Path, games):
+        circles = json.dumps([list(r.circle) for r in games])
+        self.proc = subprocess.Popen([sys.executable, "-c", RENAMER, str(folder), circles],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+
+def check_names_on_games(folder: Path, games) -> None:
+    """Each record holds its own game's names (the box's, or a rename of that very game);
+    names.json is one whole list written."""
+    circles = [tuple(r.circle) for r in games]
+    for path in (folder / "records").glob("*.json"):
+        record = parse_record(path.read_text())
+        idx = circles.index(tuple(record.circle))
+        a, b = record.players
+        if a.startswith("R"):
+            assert a.split("-")[0] == f"R{idx}" and b == f"S{idx}-{a.split('-')[1]}", \
+                f"{path.name} (game {idx}) holds names of another game: {record.players}"
+    names = folder / "names.json"
+    if names.exists():
+        listed = json.loads(names.read_text())["names"]
+        assert len(listed) == 2 and listed[0][1:] == listed[1][1:], listed
+
+
+def names_race_with_cuts(tmp_path: Path, kills: int, seed: int) -> Counter:
+    """Games played to their end (the rig's child) while another process renames players
+    and rewrites names.json; both are SIGKILLed at random moments, ``kills`` times."""
+    rng = random.Random(seed)
+    stats: Counter = Counter()
+    games = [GAMES[3], GAMES[0], GAMES[1]]
+    baseline = baseline_run(tmp_path, games)
+    episode = 0
+    while stats["cuts"] < kills:
+        episode += 1
+        records = write_records(tmp_path, games, 100 + episode)
+        folder = tmp_path / f"race-{episode}"
+        folder.mkdir()
+        renamer = Renamer(folder / "journal", games)
+        while stats["cuts"] < kills:
+            acked = last_ack(folder)
+            remaining = max(0.05, 1 - progress(acked, games))
+            window = baseline["seconds"] * remaining / 3
+            child = Child(records, folder, kill_after=rng.uniform(0.0, window))
+            if child.ready is not None:
+                check_resume(child, acked)
+            check_names_on_games(folder / "journal", games)
+            if rng.random() < 0.4:
+                renamer.kill()
+                stats["cuts"] += 1
+                stats["renamer cut"] += 1
+                renamer = Renamer(folder / "journal", games)
+            if child.done is not None:
+                break
+            assert child.returncode == -signal.SIGKILL, child.lines[-3:]
+            stats["cuts"] += 1
+            stats["service cut"] += 1
+        renamer.kill()
+        final = Child(records, folder)
+        assert final.done is not None, f"the last run did not finish (rc {final.returncode})"
+        check_history(final.done["history"], set(range(len(games))))
+        check_records(folder / "journal" / "records", games)
+        check_names_on_games(folder / "journal", games)
+        stats["games filed"] += len(games)
+    print(dict(stats))
+    return stats
+
+
+def test_a_few_cuts_while_names_are_edited_lose_nothing(tmp_path):
+    counts = names_race_with_cuts(tmp_path, 8, seed=5)
+    assert counts["cuts"] >= 8 and counts["games filed"] >= 3
+
+
+@pytest.mark.slow
+def test_two_hundred_cuts_of_restore_and_of_name_edits_racing_games_lose_nothing(tmp_path):
+    """100 SIGKILLs of `restore` and 100 of the service and of a renaming process racing the
+    end of games: nothing lost, nothing doubled, nothing filed under the wrong game."""
+    (tmp_path / "restore").mkdir()
+    (tmp_path / "race").mkdir()
+    restored = restore_with_cuts(tmp_path / "restore", 100, seed=28)
+    raced = names_race_with_cuts(tmp_path / "race", 100, seed=2028)
+    assert restored["cuts"] + raced["cuts"] >= 200
+    assert raced["games filed"] >= 3

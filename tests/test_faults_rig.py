@@ -411,6 +411,7 @@ class KillHooks:
         import builtins
 
         import firmware_py.companion.journal as journal_module
+        import firmware_py.disk as disk_module
         import firmware_py.service as service_module
         import firmware_py.store.history as history_module
         hooks = self
@@ -419,11 +420,11 @@ class KillHooks:
             fh = builtins.open(file, mode, *args, **kwargs)
             return _KillFile(fh, hooks) if ("w" in mode or "a" in mode) else fh
 
-        for module in (journal_module, service_module):
+        for module in (journal_module, service_module, disk_module):
             module.open = hooked_open
             module.os = _KillOs(hooks)
         history = history_module.History
-        for name in ("file", "ensure"):
+        for name in ("save", "file", "ensure", "index_record"):
             setattr(history, name, self._filing(getattr(history, name)))
         index_class = history_module.Index
 
@@ -493,6 +494,14 @@ class _KillOs:
         if self._hooks.due():
             self._hooks.die()
         return os.fsync(fd)
+
+    def write(self, fd, data) -> int:
+        """``os.write`` of the durable-write helper: torn (or NUL-filled) when it is the one."""
+        if self._hooks.due():
+            cut = self._hooks.kill_byte % (len(data) + 1)
+            os.write(fd, bytes(data[:cut]) if self._hooks.mode == "torn" else b"\0" * cut)
+            self._hooks.die()
+        return os.write(fd, data)
 
     def replace(self, src, dst):
         if self._hooks.due():
@@ -565,6 +574,7 @@ def powercut_child(argv: list[str]) -> int:
                           deal=lambda game: (current["record"].circle, current["record"].blue or ()))
     driver = TableDriver(service, clock, records[0], folder / "world.json", on_progress=ack)
     view = driver.view()
+    service.keeper.indexer.wait_idle(60)        # the index thread's start-up check
     game = game_index(records, view.circle)
     plan = list(untracked_copy(records[game]).moves) if game not in (None, -1) else []
     prefix_ok = game != -1 and view.moves == plan[:len(view.moves)]
@@ -580,6 +590,7 @@ def powercut_child(argv: list[str]) -> int:
         view = driver.view()
         game = game_index(records, view.circle)
         if game is None:
+            service.keeper.indexer.wait_idle(60)
             game = filed_games(folder / "journal", records)["rows"]
         if view.mode == "end":
             results.append(_result(service, view))
@@ -591,6 +602,7 @@ def powercut_child(argv: list[str]) -> int:
         driver = TableDriver(service, clock, records[game], folder / "world.json",
                              on_progress=ack)
         driver.play()
+    service.keeper.indexer.wait_idle(60)
     emit("done", results=results, history=filed_games(folder / "journal", records),
          ops=hooks.ops, filing_ops=hooks.filing_ops, seconds=time.monotonic() - ready,
          startup=ready - started,

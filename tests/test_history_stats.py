@@ -175,7 +175,8 @@ def test_backup_and_restore_round_trip(store, tmp_path, capsys):
     assert "5 games" in capsys.readouterr().out
     fresh = tmp_path / "fresh"
     assert main(["restore", "--store", str(fresh), str(target)]) == 0
-    assert "restored 5 games, player names" in capsys.readouterr().out
+    assert "restored 5 games into" in (said := capsys.readouterr().out)
+    assert "player names: added Anna, Ben; the history holds 5 games" in said
     with History(fresh).index() as a, History(store).index() as b:
         assert a.games(limit=10) == [dict(r, size=r["size"]) for r in b.games(limit=10)]
     assert json.loads((fresh / "names.json").read_text()) == {"names": ["Anna", "Ben"]}

@@ -22,7 +22,8 @@ from firmware_py.install import (
 
 REPO = Path(__file__).resolve().parent.parent
 STEPS = [
-    "apt", "sysusers", "user", "venv", "config", "package", "config check", "unit", "pwm drop-in",
+    "apt", "sysusers", "user", "venv", "config", "package", "config check", "command link",
+    "unit", "pwm drop-in",
     "udev rule", "pio rule", "modules", "boot config", "pi5 devices", "udev reload",
     "daemon-reload", "enable", "start",
 ]
@@ -93,9 +94,13 @@ def test_dry_run_prints_every_step_and_writes_nothing(tmp_path):
     for step in STEPS:
         assert f"  {step} " in out, f"step {step!r} not printed:\n{out}"
     assert "would write /etc/systemd/system/patchwork-companion.service" in out
-    assert ("would set dtparam=i2c_arm=on, dtparam=i2c_arm_baudrate=400000, dtparam=audio=off "
-            "in /boot/firmware/config.txt") in out
+    assert ("would set dtparam=i2c_arm=on, dtparam=i2c_arm_baudrate=400000, dtparam=audio=off, "
+            "[pi3] core_freq=250 core_freq_min=250; [pi02] core_freq=250 core_freq_min=250; "
+            "[pi4] core_freq=500 core_freq_min=500 in /boot/firmware/config.txt").replace(
+                "; [", ", [") in out
     assert snapshot(root) == before
+    plan = next(line for line in out.splitlines() if "config.txt core clock" in line)
+    assert "[pi3]" in plan and "[pi02]" in plan and "[pi4]" in plan   # model unknown: all three
 
 
 def test_dry_run_of_an_empty_root_creates_nothing(tmp_path):
@@ -183,11 +188,17 @@ def test_existing_config_is_never_overwritten(tmp_path):
     assert not (root / "etc/systemd/system/patchwork-companion.service.d").exists()
 
 
+def put(root: Path, target: str, text: str) -> Path:
+    """A file already in the root before the install: ``target`` holding ``text``."""
+    path = root / target.lstrip("/")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
 def test_invalid_existing_config_stops_the_install(tmp_path):
     root = make_root(tmp_path)
-    config = root / "etc/patchwork-companion/config.toml"
-    config.parent.mkdir(parents=True)
-    config.write_text("backend = \n")
+    put(root, "/etc/patchwork-companion/config.toml", "backend = \n")
     code, _ = run(root)
     assert code == 1
 
@@ -525,3 +536,104 @@ def test_install_web_installs_and_enables_the_page_and_stays_idempotent(tmp_path
     code, out = run(root)                                   # the config keeps it on
     assert code == 0 and snapshot(root) == before
     assert "patchwork-companion-web.service is up to date" in out
+
+
+# ------------------------------------------------------------------ the fixed core clock
+
+CLOCKS = {
+    "Raspberry Pi 3 Model B Plus Rev 1.3": "[pi3]\ncore_freq=250\ncore_freq_min=250\n[all]\n",
+    "Raspberry Pi Zero 2 W Rev 1.0": "[pi02]\ncore_freq=250\ncore_freq_min=250\n[all]\n",
+    "Raspberry Pi 4 Model B Rev 1.5": "[pi4]\ncore_freq=500\ncore_freq_min=500\n[all]\n",
+}
+
+
+def _clock_block(boot: str) -> str:
+    lines = boot.splitlines(keepends=True)
+    start = lines.index(install.CLOCK_BEGIN + "\n")
+    end = lines.index(install.CLOCK_END + "\n")
+    return "".join(lines[start + 1 : end])
+
+
+@pytest.mark.parametrize("model", sorted(CLOCKS))
+@pytest.mark.parametrize("route", ["neopixel", "neopixel_spi", "none"])
+def test_the_installer_fixes_the_core_clock_per_model(tmp_path, model, route):
+    """SPI and I2C follow the core clock on a Pi 3 / Zero 2 W / Pi 4: the installer
+    writes the fixed clock for the model, on every LED route (the OLED is on I2C), and
+    its plan says so."""
+    root = make_root(tmp_path, model=model)
+    code, out = run(root, "--leds-driver", route)
+    assert code == 0, out
+    boot = (root / "boot/firmware/config.txt").read_text()
+    assert _clock_block(boot) == CLOCKS[model]
+    assert boot.startswith(PI_OS_CONFIG_TXT.replace("dtparam=audio=on", "dtparam=audio=off")
+                           if route == "neopixel" else PI_OS_CONFIG_TXT)
+    plan = next(line for line in out.splitlines() if "config.txt core clock" in line)
+    assert CLOCKS[model].split("\n")[0] in plan
+    assert ("SPI (the LED data) and I2C" in plan) == (route == "neopixel_spi")
+    assert "fixed core clock" in out  # the reboot line
+    code, again = run(root, "--leds-driver", route)
+    assert code == 0 and (root / "boot/firmware/config.txt").read_text() == boot
+
+
+def test_no_core_clock_lines_on_a_pi5_and_a_moved_card_loses_them(tmp_path):
+    root = make_root(tmp_path, model="Raspberry Pi 4 Model B Rev 1.5")
+    assert run(root)[0] == 0
+    assert install.CLOCK_BEGIN in (root / "boot/firmware/config.txt").read_text()
+    (root / "proc/device-tree/model").write_bytes(b"Raspberry Pi 5 Model B Rev 1.0\0")
+    code, out = run(root)
+    assert code == 0
+    boot = (root / "boot/firmware/config.txt").read_text()
+    assert "core_freq" not in boot and install.CLOCK_BEGIN not in boot
+    assert "nothing to fix on a Pi 5" in out
+    # the reboot line names what changed: no core clock on a Pi 5
+    reboot = next(line for line in out.splitlines() if line.strip().startswith("reboot"))
+    assert "I2C at 400 kHz" in reboot and "core clock" not in reboot
+
+
+def test_a_pi5_install_does_not_promise_a_fixed_core_clock(tmp_path):
+    root = make_root(tmp_path, model="Raspberry Pi 5 Model B Rev 1.0")
+    code, out = run(root, "--leds-driver", "neopixel_spi")
+    assert code == 0, out
+    reboot = next(line for line in out.splitlines() if line.strip().startswith("reboot"))
+    assert "I2C at 400 kHz" in reboot and "core clock" not in reboot
+
+
+def test_clock_block_edit_keeps_other_lines_and_replaces_only_its_own():
+    pi4 = (("pi4", ("core_freq=500", "core_freq_min=500")),)
+    once = install.edit_clock_block(PI_OS_CONFIG_TXT, pi4)
+    assert once.startswith(PI_OS_CONFIG_TXT) and install.edit_clock_block(once, pi4) == once
+    both = install.edit_boot_config(once, WANT)
+    assert install.edit_clock_block(both, pi4) == both
+    pi3 = (("pi3", ("core_freq=250", "core_freq_min=250")),)
+    moved = install.edit_clock_block(both, pi3)
+    assert "core_freq=500" not in moved and moved.count(install.CLOCK_BEGIN) == 1
+    assert install.edit_clock_block(moved, ()) == install.edit_clock_block(both, ())
+    assert "dtparam=i2c_arm_baudrate=400000" in install.edit_clock_block(moved, ())
+
+
+# ------------------------------------------------------------------ the command on the PATH
+
+
+def test_the_command_is_on_the_path(tmp_path):
+    """The build steps type `patchwork-companion ...`: /usr/local/bin (on every user's
+    and root's PATH on Pi OS) links to the venv's entry point."""
+    root = make_root(tmp_path, model="Raspberry Pi 4 Model B Rev 1.5")
+    code, out = run(root, "--dry-run")
+    assert "would link /usr/local/bin/patchwork-companion -> " in out
+    assert not (root / "usr").exists()
+    assert run(root)[0] == 0
+    link = root / "usr/local/bin/patchwork-companion"
+    assert link.is_symlink()
+    assert os.readlink(link) == "/opt/patchwork-companion/venv/bin/patchwork-companion"
+    code, out = run(root)
+    assert code == 0
+    assert "ok  command link" in out
+
+
+def test_a_foreign_file_on_the_command_path_is_never_replaced(tmp_path, capsys):
+    root = make_root(tmp_path)
+    mine = put(root, "/usr/local/bin/patchwork-companion", "#!/bin/sh\necho mine\n")
+    code, _ = run(root)
+    assert code == 1
+    assert "/usr/local/bin/patchwork-companion exists and is not a link" in capsys.readouterr().err
+    assert mine.read_text() == "#!/bin/sh\necho mine\n"

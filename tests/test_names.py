@@ -127,3 +127,14 @@ def test_a_finished_game_reaches_the_history_under_the_chosen_names(tmp_path):
     assert total == 1 and [p["name"] for p in rows[0]["players"]] == list(expected)
     assert sorted(Library(tmp_path).player_names()) == ["Anna", "Ben"]
     assert sorted(p["name"] for p in Library(tmp_path).stats()["players"]) == ["Anna", "Ben"]
+
+
+def test_a_hostile_names_file_offers_the_defaults_only(tmp_path):
+    """A deeply nested or mistyped names.json (restored, or edited by hand) never breaks the
+    set-up: the defaults are offered."""
+    from firmware_py.companion.names import offered
+    path = tmp_path / "names.json"
+    for text in ('{"names": ' + "[" * 5000 + "]" * 5000 + "}", '{"names": 5}', '[1, 2]',
+                 '{"names": [["Anna"]]}', '{"names": ["Anna", 3]}'):
+        path.write_text(text)
+        assert offered(path) == ["Green", "Yellow"], text

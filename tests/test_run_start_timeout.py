@@ -9,22 +9,9 @@ import subprocess
 import sys
 import time
 
-from firmware_py.companion import journal as J
 from firmware_py.service import EXTEND_S
 
-
-def _old_design_journal(folder, games: int) -> int:
-    """Write a journal that kept every game (older versions); returns its size in bytes."""
-    folder.mkdir(parents=True)
-    prev, seq = None, 0
-    with open(folder / J.JOURNAL, "wb") as fh:
-        for game in range(games):
-            for body in [{"kind": "setup", "setup": {"n": game}}] + \
-                        [{"kind": "turn", "moves": [i]} for i in range(30)]:
-                seq += 1
-                fh.write(J._line(seq, body, prev))
-                prev = (seq, body)
-    return (folder / J.JOURNAL).stat().st_size
+from test_companion_journal import old_design_journal
 
 
 def _datagrams(sock, until: float, stop: bytes) -> list[bytes]:
@@ -39,7 +26,7 @@ def _datagrams(sock, until: float, stop: bytes) -> list[bytes]:
 
 
 def test_loading_an_old_design_journal_extends_the_start_timeout(tmp_path):
-    assert _old_design_journal(tmp_path / "patchwork-companion", 2000) > 1_000_000
+    assert old_design_journal(tmp_path / "patchwork-companion", 2000) > 1_000_000
     name = f"\0patchwork-extend-test-{os.getpid()}"
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.bind(name)

@@ -272,6 +272,15 @@ def test_on_a_pi_the_maker_confirms_what_cannot_be_read_back(answer, status):
 
 
 # ------------------------------------------------------------- causes on a Pi
+def failing_run(tmp_path, seconds: float) -> list[str]:
+    """Selftest in simulation (fingers press every button), which must fail; its lines."""
+    lines: list[str] = []
+    status = selftest.main(write_config(tmp_path), seconds=seconds, say=lines.append,
+                           hands=Hands(press=fingers(), sensor=selftest.sim_tokens))
+    assert status == 1
+    return lines
+
+
 def test_a_missing_route_module_is_named_with_its_fix(tmp_path, monkeypatch):
     """A strip whose route library is missing fails with the cause, not just the error."""
     import neopixel
@@ -279,10 +288,7 @@ def test_a_missing_route_module_is_named_with_its_fix(tmp_path, monkeypatch):
     def no_backend(*args, **kwargs):
         raise ModuleNotFoundError("No module named '_rpi_ws281x'")
     monkeypatch.setattr(neopixel, "NeoPixel", no_backend)
-    lines: list[str] = []
-    status = selftest.main(write_config(tmp_path), seconds=3, say=lines.append,
-                           hands=Hands(press=fingers(), sensor=selftest.sim_tokens))
-    assert status == 1
+    lines = failing_run(tmp_path, seconds=3)
     strip = next(line for line in lines if line.startswith("FAIL  LED strip"))
     assert "No module named '_rpi_ws281x'" in strip
     assert "cause: the PWM LED route needs rpi-ws281x" in strip and "install" in strip
@@ -312,3 +318,31 @@ def test_causes_for_pio0_and_gpiochip(tmp_path):
     assert "Pi 5" in cause("ws2811_init failed with code -3 (Hardware revision is not supported)")
     assert "needs root" in cause("ws2811_init failed with code -5 (mmap() failed)")
     assert cause("leds.pin: board has no pin 'D99'") is None
+
+
+def test_a_button_line_held_by_another_process_names_the_pin_and_how_to_free_it(
+        tmp_path, monkeypatch, caplog):
+    """lgpio says only "GPIO busy" when another process (the running service, usually) holds
+    a line: selftest and the log say which BCM pin, who probably holds it and how to stop it."""
+    import logging
+
+    from gpiozero.pins.mock import MockFactory, MockPin
+
+    from firmware_py.hw import backends
+
+    class HeldElsewhere(MockPin):
+        """gpiozero's mock pin, as lgpio answers for a line another process claimed."""
+
+        def __init__(self, factory, info):
+            if info.name == "GPIO6":
+                raise RuntimeError("GPIO busy")       # lgpio.error's text
+            super().__init__(factory, info)
+    monkeypatch.setattr(backends, "_pin_factory", lambda name: MockFactory(pin_class=HeldElsewhere))
+    caplog.set_level(logging.ERROR)
+    lines = failing_run(tmp_path, seconds=1)
+    ok = next(line for line in lines if line.startswith("FAIL  button OK (BCM 6)"))
+    assert "BCM 6 (OK button): GPIO busy" in ok
+    assert "BCM 6 is held by another process, probably the companion's own service" in ok
+    assert "sudo systemctl stop patchwork-companion" in ok
+    logged = [r.getMessage() for r in caplog.records if "buttons failed to start" in r.getMessage()]
+    assert logged and "BCM 6" in logged[0] and "sudo systemctl stop patchwork-companion" in logged[0]

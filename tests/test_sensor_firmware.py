@@ -142,6 +142,24 @@ def test_mux_bank_reads_each_space(spaces, active_low):
     assert {i for i, v in enumerate(levels) if v} == {0, 15, 16, spaces - 1}
 
 
+@pytest.mark.parametrize("active_low", [True, False])
+def test_one_sensor_without_a_multiplexer_is_one_space_with_pw_no_mux(active_low):
+    """The one-space test wires a sensor straight to GP6: that pin answers for all 16
+    channels of multiplexer 0, so without PW_NO_MUX = 1 one magnet shows as 16 spaces."""
+    magnet = [True]
+    level = InPin(lambda: not magnet[0] if active_low else magnet[0])
+    free = InPin(lambda: active_low)
+    commons = [level, free, free, free]
+    for no_mux, expect in ((False, set(range(16))), (True, {0})):
+        bank = MuxBank([OutPin() for _ in range(4)], commons, 54, active_low, no_mux=no_mux)
+        levels = bytearray(54)
+        bank.read(levels)
+        assert {i for i, v in enumerate(levels) if v} == expect
+    magnet[0] = False
+    bank.read(levels)
+    assert not any(levels)
+
+
 def test_mux_bank_needs_enough_multiplexers():
     with pytest.raises(ValueError, match="54 spaces need 4 multiplexers"):
         MuxBank([OutPin() for _ in range(4)], [InPin(lambda: True)] * 3, 54)

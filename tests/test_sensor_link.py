@@ -481,3 +481,72 @@ def test_an_unexpected_error_in_the_driver_is_survived():
         assert collect(events, SensorStatus).online
     finally:
         link.stop()
+
+
+# ------------------------------------------------- a sensor that never greets
+def _waiting_run(feed, until: float = 10.5) -> Session:
+    """A session connected at 0 s, given ``feed(t)`` bytes every 0.1 s (the link reconnects
+    after a drop, as the reader thread does), up to ``until`` seconds."""
+    s = Session().do("connected", "/dev/fake")
+    for step in range(1, int(until * 10) + 1):
+        s.t = step / 10
+        data = feed(s.t)
+        if data:
+            s.do("received", data)
+        s.at(s.t)
+        if s.drop:
+            s.do("disconnected", s.drop)
+            s.drop = None
+            s.do("connected", "/dev/fake")
+    return s
+
+
+def _reasons(s: Session) -> list[str]:
+    return [e.reason for e in s.posted if isinstance(e, SensorStatus)]
+
+
+def _beat(t: float, seq=[0]) -> bytes:
+    if round(t * 10) % 10:
+        return b""
+    seq[0] = (seq[0] + 1) % 65536
+    return enc(sp.Snapshot(seq[0], 54, frozenset()))
+
+
+def _bad_hello() -> bytes:
+    body = b"PW,HELLO,1,1,1.2\x07\xe9,54"
+    return b"$" + body + b"*" + f"{sp.crc16_ccitt_false(body):04X}".encode() + b"\r\n"
+
+
+@pytest.mark.parametrize("feed, says", [
+    (lambda t: b"", "nothing heard: firmware flashed? cable? sensor.baud?"),
+    (lambda t: b"\xff\xfe\x80 noise at the wrong baud\r\n", "unreadable bytes: sensor.baud wrong?"),
+    (_beat, "never hears the host: check the Pi TX to sensor RX wire"),
+    (lambda t: (_bad_hello() if round(t * 10) % 5 == 0 else b"") + _beat(t),
+     "HELLO has control/non-ASCII bytes"),
+], ids=["silent", "garbage", "frames but no answer", "HELLO with odd bytes"])
+def test_a_sensor_that_never_greets_is_diagnosed_after_ten_seconds(feed, says):
+    """Never "connecting" forever: 10 s without an accepted HELLO (over reconnects), the
+    offline reason says what was heard and what to check; not a moment before."""
+    early = _waiting_run(feed, until=9.8)
+    assert not any("no HELLO" in r for r in _reasons(early))
+    late = _waiting_run(feed, until=10.5)
+    said = [r for r in _reasons(late) if "no HELLO in 10 s" in r]
+    assert len(said) == 1 and says in said[0] and said[0].startswith("sensor offline: ")
+    assert late.s.state == "offline"
+
+
+def test_a_hello_in_time_brings_the_link_online_and_no_diagnosis_follows():
+    s = _waiting_run(lambda t: _beat(t) + (enc(HELLO) if abs(t - 6.0) < 1e-9 else b""),
+                     until=20)
+    assert s.s.state == "online"
+    assert not any("no HELLO" in r for r in _reasons(s))
+
+
+def test_a_refused_hello_keeps_its_own_diagnosis_after_ten_seconds():
+    """A HELLO of another protocol version is refused with that reason at once; the 10 s
+    diagnosis never replaces it with a vaguer one."""
+    other = enc(sp.Hello(0, sp.PROTOCOL_VERSION + 1, "9.0.0", 54))
+    s = _waiting_run(lambda t: other if round(t * 10) % 5 == 0 else b"", until=12)
+    reasons = _reasons(s)
+    assert reasons and all("protocol" in r for r in reasons)
+    assert not any("no HELLO" in r for r in reasons)

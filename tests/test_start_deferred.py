@@ -75,7 +75,7 @@ def test_an_oled_failing_after_ready_is_reported_and_the_game_goes_on(tmp_path, 
     frames = {"oled": 0, "led": 0}
     companion, notifier, sock = _start(tmp_path, frames, monkeypatch)
     try:
-        assert companion.parts.oled is None
+        assert companion.parts.oled.device is None and companion.parts.oled.failed
         assert any(p.startswith("OLED failed to start: [Errno 121]")
                    for p in companion.service.problems)
         assert "OLED failed to start" in companion.service.status.screen.warning

@@ -207,10 +207,10 @@ def test_the_history_command_lists_games(tmp_path, capsys):
 
 def test_a_record_write_refused_indexes_nothing_and_leaves_no_temporary(tmp_path, monkeypatch):
     from firmware_py.companion import journal as J
-    from test_companion_journal import FailingOs
+    from test_companion_journal import FailingOs, patch_os
     import errno
     history = History(tmp_path)
-    monkeypatch.setattr(J, "os", FailingOs(errno.ENOSPC))
+    patch_os(monkeypatch, FailingOs(errno.ENOSPC))
     with pytest.raises(OSError):
         history.file("g1", PATCHWORK)
     assert list(tmp_path.iterdir()) == [tmp_path / "records"]
@@ -221,3 +221,47 @@ def test_game_ids_sort_by_start_and_differ():
     now = datetime(2026, 12, 1, 19, 4, 0)
     a, b = new_game_id(now), new_game_id(now)
     assert a.startswith("20261201-190400-") and a != b and len(a) == 22
+
+
+def _file_games(folder: str, prefix: str, start, count: int) -> None:
+    """One writer process: files ``count`` games ``<prefix>-<i>`` whose players name the game."""
+    history = History(folder)
+    start.wait()
+    for i in range(count):
+        history.file(f"{prefix}-{i}", dataclasses.replace(PATCHWORK, players=(f"{prefix}{i}", "Yellow")))
+
+
+def _rename_games(folder: str, prefix: str, start, count: int) -> None:
+    """The other writer: the web page renaming the players of games ``<prefix>-<i>``."""
+    from firmware_py.web.library import Library
+    library = Library(folder)
+    start.wait()
+    for i in range(count):
+        library.rename(f"{prefix}-{i}", (f"{prefix}{i}", "Renamed"))
+
+
+def test_two_processes_saving_at_once_each_file_holds_its_own_game(tmp_path):
+    """The service files finished games while the web page renames players of others, 200
+    saves each, at the same moment: every record file holds its own game, none is lost."""
+    import multiprocessing
+    count = 200
+    history = History(tmp_path)
+    for i in range(count):
+        history.file(f"b-{i}", dataclasses.replace(PATCHWORK, players=(f"b{i}", "Yellow")))
+    ctx = multiprocessing.get_context("fork")
+    start = ctx.Barrier(2)
+    writers = [ctx.Process(target=_file_games, args=(str(tmp_path), "a", start, count)),
+               ctx.Process(target=_rename_games, args=(str(tmp_path), "b", start, count))]
+    for w in writers:
+        w.start()
+    for w in writers:
+        w.join(300)
+    assert [w.exitcode for w in writers] == [0, 0]
+    for i in range(count):
+        a = parse_record((tmp_path / "records" / f"a-{i}.json").read_text())
+        b = parse_record((tmp_path / "records" / f"b-{i}.json").read_text())
+        assert (a.players, b.players) == ((f"a{i}", "Yellow"), (f"b{i}", "Renamed")), i
+    assert sorted(p.name for p in (tmp_path / "records").iterdir()) == sorted(
+        [f"a-{i}.json" for i in range(count)] + [f"b-{i}.json" for i in range(count)])
+    with history.index() as index:
+        assert index.count() == 2 * count

@@ -180,6 +180,7 @@ def test_user_groups_and_state(unit):
     assert one(unit, "Service", "WorkingDirectory") == str(install.STATE_DIR)
     env = dict(v.split("=", 1) for v in values(unit, "Service", "Environment"))
     assert env["LG_WD"] == "/run/patchwork-companion"  # lgpio's pipes: the RuntimeDirectory
+    assert env["BLINKA_SKIP_DEPENDENCY_CHECK"] == "1"  # Blinka never pip-installs into the venv
     assert one(unit, "Service", "RuntimeDirectory") == "patchwork-companion"
     assert one(unit, "Service", "StandardOutput") == "journal"
 
@@ -329,3 +330,60 @@ def test_udevadm_verify(tmp_path):
     if done.returncode != 0 and ("Unknown command" in done.stderr or "unrecognized" in done.stderr):
         pytest.skip("udevadm without the verify command (systemd < 254)")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# ------------------------------------------------------------------ DeviceAllow vs. Pi OS device names
+
+PI_OS_DEVICES = Path(__file__).resolve().parent / "data" / "pi-os-char-devices.txt"
+
+
+def pi_os_devices() -> tuple[set[str], set[str]]:
+    """(character device class names, device nodes allowed by path) of today's Pi OS."""
+    classes, nodes = set(), set()
+    for line in PI_OS_DEVICES.read_text().splitlines():
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        (classes if fields[0] == "class" else nodes).add(fields[1])
+    return classes, nodes
+
+
+def device_allow_faults(lines: list[str]) -> list[str]:
+    """Each DeviceAllow value that matches nothing on Pi OS, with why.
+
+    systemd matches ``char-NAME`` against /proc/devices' class names with
+    fnmatch globs; a path must be a node that exists there."""
+    classes, nodes = pi_os_devices()
+    faults = []
+    for value in lines:
+        spec = value.split()[0]
+        if spec.startswith("char-"):
+            if not fnmatch.filter(classes, spec[len("char-"):]):
+                faults.append(f"{spec}: no character device class of that name on Pi OS")
+        elif spec.startswith("/dev/"):
+            if spec not in nodes:
+                faults.append(f"{spec}: not a device node the companion is meant to open")
+        else:
+            faults.append(f"{spec}: neither char-CLASS nor a /dev path")
+    return faults
+
+
+def test_every_device_allow_line_matches_a_pi_os_device(unit):
+    dropin = parse_unit(install.PWM_ROOT_DROPIN)
+    lines = values(unit, "Service", "DeviceAllow") + values(dropin, "Service", "DeviceAllow")
+    assert len(lines) >= 8
+    assert device_allow_faults(lines) == []
+
+
+def test_the_pwm_dropin_opens_vcio_and_mem_by_path():
+    dropin = parse_unit(install.PWM_ROOT_DROPIN)
+    allowed = [v.split() for v in values(dropin, "Service", "DeviceAllow")]
+    assert ["/dev/vcio", "rw"] in allowed and ["/dev/mem", "rw"] in allowed
+
+
+def test_the_device_check_rejects_a_class_that_pi_os_no_longer_has():
+    """vcio became a misc device in 2021: char-vcio matches nothing."""
+    assert device_allow_faults(["char-vcio rw"]) == [
+        "char-vcio: no character device class of that name on Pi OS"]
+    assert device_allow_faults(["char-*gpiomem* rw", "/dev/vcio rw"]) == []
+    assert device_allow_faults(["/dev/null rw", "block-mmcblk r"]) != []

@@ -124,6 +124,9 @@ def reward0(margin: float) -> float:
 def search(root: Node, ctx: Context, rng: _random.Random, stop, greedy: float | None = None) -> int:
     """Run iterations on ``root`` until ``stop(iterations done)`` is true; return the count.
 
+    ``stop`` is asked before every iteration (one playout: well under a millisecond
+    here), so a search the table no longer needs ends as soon as ``stop`` says so
+    (the game service makes its clock jump past the budget; benchmarks/search_stop.py).
     ``greedy`` overrides :data:`GREEDY` for the playouts.
     """
     random = rng.random

@@ -18,6 +18,7 @@ import io
 import json
 from dataclasses import dataclass, field
 
+from ..store.text import csv_text
 from . import topics
 from .topics import PayloadError
 
@@ -181,15 +182,17 @@ class Board:
     def results_csv(self) -> str:
         """The finished games as CSV: table, game_id, game, player names, scores, winner.
 
-        A text cell that a spreadsheet would run as a formula (starting with ``= + - @``,
-        a tab or a carriage return) gets a leading ``'``, so a hostile name stays text."""
+        Text cells go through :func:`~firmware_py.store.text.csv_text`, as the history's
+        export: a cell a spreadsheet would run as a formula (starting with ``= + - @``, a
+        tab or a carriage return) gets a leading ``'``, control characters are escaped."""
         out = io.StringIO()
         writer = csv.writer(out)
         writer.writerow(["table", "game_id", "game", "player_1", "player_2", "score_1", "score_2",
                          "winner"])
         for g in sorted(self.finished.values(), key=lambda g: (g.table, g.game_id)):
-            writer.writerow([g.table, _text(g.game_id), g.game, _text(g.players[0]),
-                             _text(g.players[1]), g.scores[0], g.scores[1], _text(g.players[g.winner])])
+            writer.writerow([g.table, csv_text(g.game_id), g.game, csv_text(g.players[0]),
+                             csv_text(g.players[1]), g.scores[0], g.scores[1],
+                             csv_text(g.players[g.winner])])
         return out.getvalue()
 
     def records_jsonl(self) -> str:
@@ -212,7 +215,3 @@ class Board:
                 "standings": self.standings(), "finished": len(self.finished),
                 "finished_games": self.finished_rows(),
                 "rejected": self.rejected, "last_rejection": self.last_rejection}
-
-
-def _text(value: str) -> str:
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value

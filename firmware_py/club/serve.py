@@ -20,7 +20,6 @@ import asyncio
 import hashlib
 import json
 import logging
-import os
 import re
 import socket
 import time
@@ -30,6 +29,7 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 from aiohttp import web
 
+from ..disk import write_durably
 from . import topics
 from .board import Board, Finished
 from .bridge import ClubError, ClubSettings
@@ -138,10 +138,8 @@ class Scoreboard:
             if game.record is None or self._saved.get(game.game_id, (None, None))[1] is game.record:
                 continue
             path = self.results / result_name(game.table, game.game_id)
-            tmp = path.with_name(path.name + ".tmp")
             try:
-                tmp.write_text(json.dumps(game.record), "utf-8")
-                os.replace(tmp, path)
+                write_durably(path, json.dumps(game.record).encode("utf-8"))
             except OSError as exc:
                 LOG.error("club serve: cannot save %s: %s", path, exc.strerror or exc)
                 continue

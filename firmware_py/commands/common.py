@@ -1,6 +1,8 @@
 """Options and helpers shared by the history commands (history, stats, export, backup, restore)."""
 from __future__ import annotations
 
+import codecs
+import json
 import sys
 from pathlib import Path
 
@@ -54,7 +56,41 @@ def found_path(found) -> str | None:
     return str(found.path) if found.path is not None else None
 
 
+def reconcile_store(folder: Path) -> None:
+    """Before a command reads the history: an index that lost rows (deleted, emptied, an old
+    copy put back) is rebuilt from the records, said on standard error. Any error is left
+    to the reading that follows, which says it."""
+    import sqlite3
+
+    from ..store import History
+    try:
+        said = History(folder).reconcile()
+    except (OSError, sqlite3.Error):
+        return
+    if said:
+        print(f"patchwork-companion: {said}", file=sys.stderr)
+
+
 def fail(message: str) -> int:
     """Print ``patchwork-companion: message`` on standard error; returns exit status 2."""
     print(f"patchwork-companion: {message}", file=sys.stderr)
     return 2
+
+
+def _json_escape(exc: UnicodeEncodeError) -> tuple[str, int]:
+    """Codec error handler: the characters an encoding lacks, as JSON ``\\uXXXX`` escapes."""
+    return "".join(json.dumps(c)[1:-1] for c in exc.object[exc.start:exc.end]), exc.end
+
+
+codecs.register_error("patchwork-json-escape", _json_escape)
+
+
+def json_for(out, text: str) -> str:
+    """JSON ``text`` as the stream ``out`` can write it: each character its encoding lacks
+    (an emoji on an ASCII or latin-1 terminal) becomes JSON's ``\\uXXXX`` escape, which
+    reads back as the same value (non-ASCII text only ever stands inside JSON strings).
+    ``text`` unchanged when ``out`` has no encoding or encodes it all."""
+    encoding = getattr(out, "encoding", None)
+    if not encoding:
+        return text
+    return text.encode(encoding, "patchwork-json-escape").decode(encoding)

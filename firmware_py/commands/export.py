@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .common import add_filters, add_store_options, fail, store_folder
+from .common import add_filters, add_store_options, fail, json_for, store_folder
 
 
 def add_parser(sub) -> None:
@@ -28,7 +28,7 @@ def run(args, out=None) -> int:
     """The command; returns the exit status."""
     import sqlite3
 
-    from ..companion.journal import write_atomic
+    from ..disk import write_durably
     from ..store import History
     from ..store.export import to_bgstats_text, to_csv, to_jsonl
     folder = store_folder(args)
@@ -49,9 +49,10 @@ def run(args, out=None) -> int:
     if args.output:
         target = Path(args.output)
         try:
-            write_atomic(target, text.encode(), target.with_name(f".{target.name}.tmp"))
+            write_durably(target, text.encode())
         except OSError as exc:
             return fail(f"export: cannot write {target}: {exc.strerror or exc}")
         return 0
-    (out or sys.stdout).write(text)
+    out = out or sys.stdout
+    out.write(text if args.format == "csv" else json_for(out, text))
     return 0

@@ -14,7 +14,7 @@ import json
 import sqlite3
 import sys
 
-from .common import add_filters, add_store_options, fail, store_folder
+from .common import add_filters, add_store_options, fail, reconcile_store, store_folder
 
 
 def add_parser(sub) -> None:
@@ -53,6 +53,7 @@ def run(args, out=None) -> int:
         return 0 if not history.records.is_dir() else 2
     from ..store.history import dumps_row, row_text
     from ..store.stats import page_of_games
+    reconcile_store(folder)
     try:
         with history.index() as index:
             rows = page_of_games(index, args.player, args.game, args.limit or 1 << 62, 0)
@@ -83,7 +84,8 @@ def rebuild(history, out) -> int:
 def show(folder, game_id: str, out) -> int:
     """Print one game's tally and its turn-by-turn table (control characters of a record's
     names shown escaped, as in the list)."""
-    from ..store.history import _shown
+    from ..store.dates import shown as shown_date
+    from ..store.text import shown as _shown
     from ..web.library import Library
     library = Library(folder)
     found = library.game(game_id)
@@ -92,7 +94,7 @@ def show(folder, game_id: str, out) -> int:
                     "('patchwork-companion history' lists the ids)")
     row, record = found
     print(f"{_shown(row['id'])}  {row['game']} ({row['time_board']} time board), "
-          f"started {_shown(row.get('started') or '?')}", file=out)
+          f"started {_shown(shown_date(row.get('started')) or '?')}", file=out)
     print(f"{'player':12} {'buttons':>7} {'special':>7} {'empty':>5} {'score':>5}", file=out)
     for p in row["players"]:
         mark = "  winner" if p["winner"] else ""

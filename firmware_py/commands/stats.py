@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .common import add_store_options, fail, store_folder, GAMES
+from .common import add_store_options, fail, json_for, reconcile_store, store_folder, GAMES
 
 
 def add_parser(sub) -> None:
@@ -28,11 +28,13 @@ def run(args, out=None) -> int:
 
     from ..store import History
     from ..store.stats import game_stats, player_stats
+    from ..store.text import shown
     out = out or sys.stdout
     folder = store_folder(args)
     if folder is None:
         return 2
     folder.mkdir(parents=True, exist_ok=True)
+    reconcile_store(folder)
     try:
         with History(folder).index() as index:
             players = player_stats(index, args.game)
@@ -40,12 +42,13 @@ def run(args, out=None) -> int:
     except sqlite3.Error as exc:
         return fail(f"stats: the index in {folder} cannot be read ({exc})")
     if args.json:
-        print(json.dumps({"players": players, "games": games}, ensure_ascii=False), file=out)
+        print(json_for(out, json.dumps({"players": players, "games": games}, ensure_ascii=False)),
+              file=out)
         return 0
     print(f"{'player':16} {'games':>5} {'wins':>5} {'avg score':>9} {'best':>5} {'7x7':>5} "
           f"{'avg empty':>9} {'avg income':>10}", file=out)
     for p in players:
-        print(f"{p['name'][:16]:16} {p['games']:5d} {p['wins']:5d} {p['avg_score']:9.2f} "
+        print(f"{shown(p['name'])[:16]:16} {p['games']:5d} {p['wins']:5d} {p['avg_score']:9.2f} "
               f"{p['best_score']:5d} {p['bonus_rate'] * 100:4.0f}% {p['avg_empty']:9.2f} "
               f"{p['avg_income']:10.2f}", file=out)
     print("", file=out)

@@ -76,6 +76,14 @@ class BoxTable:
         self.box_waiting = True
         self.think(BoxRequest(self.box_key, self.state, quilt, level, len(self.session.groups)))
 
+    def box_wanted(self) -> int | None:
+        """The key of the open request whose answer the table would still take, or None:
+        once the game moved on (an undo, a correction, a new game) or the hint was left,
+        an answer would be dropped, so the search can stop (the loop tells it to)."""
+        if self.box_waiting and self.session is not None and self.box_asked is self.state:
+            return self.box_key
+        return None
+
     def box_answer(self, key: int, answer) -> None:
         """The search's answer to request ``key``: a :class:`BoxMove`, or the exception it
         raised. A stale answer (the game moved on, an undo) is dropped; a move that does

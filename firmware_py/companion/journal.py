@@ -12,13 +12,15 @@ Files in the journal folder:
     The file holds one game: a new game's ``setup`` replaces it atomically.
 ``snapshot.json``
     ``{"seq": S, "crc": c, "entries": [...]}``: the effective entries up to
-    ``seq`` S, replaced atomically (write ``snapshot.tmp``, fsync, rename,
-    fsync the folder) after every accepted entry, once the turn is shown. It is
+    ``seq`` S, replaced durably (``firmware_py.disk.write_durably``: a temporary
+    file of its own, fsync, rename, fsync the folder) after every accepted entry, once the turn is shown. It is
     a second, independent copy of the whole game.
 ``quarantine/``
     Damaged files are linked (copied where the file system has no hard links)
     here as ``q-<n>-<name>``, created without ever replacing a file, before a
     repair rewrites them, so damaged bytes are moved aside, never overwritten.
+    It keeps the newest :data:`QUARANTINE_FILES` files and at most
+    :data:`QUARANTINE_BYTES` bytes (the newest file always), pruned oldest first.
     When this folder cannot be made or written, the copy goes next to the
     damaged file instead, under the same kind of name.
 
@@ -37,15 +39,19 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..disk import fsync_dir, remove_temporaries, write_durably
 from ..rules import jsonsafe
 
 JOURNAL, SNAPSHOT, QUARANTINE = "journal.jsonl", "snapshot.json", "quarantine"
-TEMPORARY = ("journal.tmp", "snapshot.tmp")
+TEMPORARY = ("journal.tmp", "snapshot.tmp")   # the temporary names of older versions
 MAX_NESTING = 64            # deeper JSON than this in a journal line is damage, not data
+QUARANTINE_FILES = 32       # quarantine/ keeps at most this many files (the newest) ...
+QUARANTINE_BYTES = 64 << 20  # ... of at most this many bytes in all (the newest always stays)
 REASONS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk full", errno.EROFS: "read-only",
            errno.EACCES: "not writable", errno.EPERM: "not writable", errno.EIO: "disk error"}
 
@@ -114,6 +120,13 @@ class Loaded:
     notice: str = ""
 
 
+def lost_text(kept: int, lost: int) -> str:
+    """What the OLED and the log say when ``lost`` (>= 1) turns after turn ``kept`` (>= 0)
+    could not be recovered, e.g. "turns 16-20 lost; resumed at turn 15"."""
+    span = f"turn {kept + 1}" if lost == 1 else f"turns {kept + 1}-{kept + lost}"
+    return f"{span} lost; resumed at turn {kept}"
+
+
 def _canon(obj) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
 
@@ -132,35 +145,6 @@ def _line(seq: int, body: dict, prev: tuple[int, dict] | None) -> bytes:
     if prev is not None and prev[0] == seq - 1:
         obj["prev"], obj["pcrc"] = prev[1], _crc(prev[0], prev[1])
     return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
-
-
-def fsync_dir(path: Path) -> None:
-    """fsync a folder, so a rename or a new file in it survives a power cut."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_atomic(path: Path, data: bytes, tmp: Path | None = None) -> None:
-    """Replace ``path`` by ``data`` durably: write ``tmp`` (default ``path`` + ".tmp"),
-    fsync, rename, fsync the folder. On any OSError the temporary file is removed
-    and the error re-raised; ``path`` is then unchanged."""
-    tmp = tmp or path.with_name(path.name + ".tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    fsync_dir(path.parent)
 
 
 def _copy_new(source: Path, target: Path) -> None:
@@ -229,12 +213,70 @@ def parse_line(raw: bytes, known: int = 0) -> tuple[int, dict, tuple[int, dict] 
     return "checksum mismatch"
 
 
+_CLAIMED_SEQ = re.compile(rb'\A\s*\{\s*"seq"\s*:\s*([0-9]{1,15})\s*,')
+
+
+def _claimed_seq(raw: bytes) -> int:
+    """The ``seq`` a damaged snapshot or journal line still shows at its start (0 when none
+    can be read): never trusted for its content, only as a sign of how far the game got."""
+    found = _CLAIMED_SEQ.match(raw[:64])
+    return int(found.group(1)) if found else 0
+
+
 def _prev_copy(obj: dict, seq: int) -> tuple[int, dict] | None:
     """The line's intact copy of the entry before it, ``(seq - 1, body)``, or None."""
     pbody = obj.get("prev")
     if isinstance(pbody, dict) and obj.get("pcrc") == _crc(seq - 1, pbody):
         return seq - 1, pbody
     return None
+
+
+LINE_LIMIT = 1 << 20         # a longer journal line is damage (an entry is under 10 KB)
+_CHUNK = 1 << 16
+
+
+def _lines(fh):
+    """``(byte offset, line, True when it ended with a line end)`` for each line of the
+    binary file ``fh``, read in chunks of 64 KiB. A line over :data:`LINE_LIMIT` bytes is
+    skipped, not held: it comes as the text "NUL bytes" or "line too long" instead of its
+    bytes, so memory stays bounded whatever the file holds."""
+    offset, held, long_len, long_nul = 0, b"", -1, True    # long_len >= 0: skipping a line
+    while chunk := fh.read(_CHUNK):
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            piece = chunk[start:end]
+            if long_len >= 0:
+                long_nul = long_nul and not piece.strip(b"\0")
+                yield offset, "NUL bytes" if long_nul else "line too long", True
+                offset += long_len + len(piece) + 1
+            else:
+                line = held + piece
+                yield offset, line, True
+                offset += len(line) + 1
+            held, long_len, long_nul = b"", -1, True
+            start = end + 1
+        rest = chunk[start:]
+        if long_len >= 0:
+            long_len += len(rest)
+            long_nul = long_nul and not rest.strip(b"\0")
+        else:
+            held += rest
+            if len(held) > LINE_LIMIT:
+                long_len, long_nul, held = len(held), not held.strip(b"\0"), b""
+    if long_len >= 0:
+        yield offset, "NUL bytes" if long_nul else "line too long", False
+    elif held:
+        yield offset, held, False
+
+
+def _drop_before(reading: "_Reading", seq: int) -> None:
+    """An intact ``setup`` at ``seq``: no entry before it can be part of the game to resume
+    (any base before it that reaches it ends where this setup's does, and effective()
+    starts over at this setup; any other ends before it), so forget them."""
+    reading.floor = seq
+    for held in (reading.bodies, reading.copies):
+        for old in [s for s in held if s < seq]:
+            del held[old]
 
 
 class _Reading:
@@ -245,8 +287,12 @@ class _Reading:
         self.copies: dict[int, dict] = {}
         self.snapshot: tuple[int, list[dict]] | None = None
         self.damaged: list[tuple[int, int, str]] = []     # (line, byte offset, why)
+        self.floor = 0          # the seq of the last intact setup read: nothing before it is kept
+        self.setups = 0         # intact setup entries read (games in the file)
         self.problems: list[str] = []
         self.max_seq = 0
+        self.trailing = 0        # damaged lines after the last intact entry that held entries
+        self.last_seq = 0        # the seq of that entry
 
 
 class Journal:
@@ -301,7 +347,7 @@ class Journal:
         self._last = (seq, reading.bodies[seq]) if seq in reading.bodies else None
         if found.problems:
             self._rewrite = True
-        games = sum(1 for b in reading.bodies.values() if b.get("kind") == "setup")
+        games = reading.setups
         if games > 1 and entries:
             # a journal of the old design, which kept every game: read whole at every start
             # until it holds only the game in progress (the old file is kept in quarantine)
@@ -318,6 +364,7 @@ class Journal:
                 os.unlink(self.folder / name)
             except OSError:
                 pass
+        remove_temporaries(self.folder)
 
     def _read_snapshot(self, reading: _Reading) -> None:
         try:
@@ -332,6 +379,12 @@ class Journal:
             reading.problems.append(f"{self.snapshot_path}: unusable ({why}, {len(raw)} bytes)")
             if raw:
                 self._to_quarantine.append(self.snapshot_path)
+            claimed = _claimed_seq(raw)
+            if claimed:
+                # a damaged snapshot still tells how far the game got: it is only ever written
+                # after its last entry was on disk, so any entry up to it that no file holds
+                # now is lost, never "repaired"
+                reading.max_seq = max(reading.max_seq, claimed)
 
     @staticmethod
     def _snapshot_from(raw: bytes, reading: _Reading) -> str:
@@ -355,8 +408,12 @@ class Journal:
         return ""
 
     def _read_journal(self, reading: _Reading) -> None:
+        """Read the journal line by line (streamed: a journal of an older version holds
+        thousands of games). Entries before an intact ``setup`` line can no longer be part
+        of the game to resume (that setup starts a newer one reaching at least as far), so
+        they are dropped as soon as it is read: memory holds one game, whatever the file."""
         try:
-            data = self.path.read_bytes()
+            fh = open(self.path, "rb")
         except FileNotFoundError:
             if reading.snapshot and reading.snapshot[1]:
                 # the journal is made before the first snapshot and only ever replaced
@@ -366,35 +423,68 @@ class Journal:
         except OSError as exc:
             reading.problems.append(f"{self.path}: cannot read ({reason_of(exc)})")
             return
-        if not data and reading.snapshot and reading.snapshot[1]:
-            reading.problems.append(f"{self.path}: empty, though the snapshot holds a game")
-        if data and not data.strip(b"\0"):          # the whole file zeroed: one finding
-            reading.problems.append(f"{self.path}: unusable (NUL-filled, {len(data)} bytes)")
-            self._to_quarantine.append(self.path)
+        try:
+            with fh:
+                size, nul_only = self._read_lines(fh, reading)
+        except OSError as exc:
+            reading.problems.append(f"{self.path}: cannot read ({reason_of(exc)})")
             return
-        offset = known = 0
-        for lineno, raw in enumerate(data.split(b"\n"), start=1):
-            start, offset = offset, offset + len(raw) + 1
-            if not raw and offset > len(data):
-                break                              # after the last line end
-            parsed = parse_line(raw, known)
-            if offset > len(data) and not isinstance(parsed, str):
+        if not size and reading.snapshot and reading.snapshot[1]:
+            reading.problems.append(f"{self.path}: empty, though the snapshot holds a game")
+        if size and nul_only:                       # the whole file zeroed: one finding
+            reading.damaged.clear()
+            reading.problems.append(f"{self.path}: unusable (NUL-filled, {size} bytes)")
+        if reading.damaged or (size and nul_only):
+            self._to_quarantine.append(self.path)
+
+    def _read_lines(self, fh, reading: _Reading) -> tuple[int, bool]:
+        """Parse every line of ``fh`` into ``reading``; returns (bytes read, True when the
+        file holds nothing but NUL bytes)."""
+        known, size, nul_only, whole = 0, 0, True, 0
+        for lineno, (start, raw, ended) in enumerate(_lines(fh), start=1):
+            size = start + (len(raw) if isinstance(raw, bytes) else 0) + ended
+            nul_only = nul_only and not ended and (raw == "NUL bytes" or (
+                isinstance(raw, bytes) and not raw.strip(b"\0")))
+            parsed = parse_line(raw, known) if isinstance(raw, bytes) else raw
+            if not ended and not isinstance(parsed, str):
                 reading.problems.append(f"{self.path}: line {lineno} has no line end (its write "
                                         f"was cut short); kept it")
             if isinstance(parsed, str):
                 reading.damaged.append((lineno, start, parsed))
+                whole += 1
+                if ended and isinstance(raw, bytes) and _claimed_seq(raw):
+                    # a whole line that still starts as an entry was one (a last fragment
+                    # without a line end is an append cut short, never shown): it and every
+                    # damaged line before it held entries after the last intact one
+                    reading.trailing = whole
                 continue
-            seq, body, prev = parsed
-            known = seq
-            if seq:
-                reading.bodies.setdefault(seq, body)
-                reading.max_seq = max(reading.max_seq, seq)
+            self._take(reading, parsed)
+            known = parsed[0]
+            if parsed[0]:
+                reading.last_seq, reading.trailing, whole = parsed[0], 0, 0
             else:
                 reading.damaged.append((lineno, start, "checksum mismatch"))
-            if prev is not None:
-                reading.copies.setdefault(prev[0], prev[1])
-        if reading.damaged:
-            self._to_quarantine.append(self.path)
+                if parsed[2] is not None:
+                    reading.last_seq, reading.trailing, whole = parsed[2][0], 1, 1
+        if reading.trailing and reading.last_seq:
+            # whole lines damaged after the last intact entry held entries after it: lost,
+            # unless the snapshot holds them
+            reading.max_seq = max(reading.max_seq, reading.last_seq + reading.trailing)
+        size = max(size, fh.tell())
+        return size, nul_only
+
+    @staticmethod
+    def _take(reading: _Reading, parsed: tuple[int, dict, tuple[int, dict] | None]) -> None:
+        """Keep one intact line's entry (and its copy of the entry before it)."""
+        seq, body, prev = parsed
+        if seq:
+            if body.get("kind") == "setup" and seq not in reading.bodies and seq > reading.floor:
+                reading.setups += 1
+                _drop_before(reading, seq)
+            reading.bodies.setdefault(seq, body)
+            reading.max_seq = max(reading.max_seq, seq)
+        if prev is not None and prev[0] >= reading.floor:
+            reading.copies.setdefault(prev[0], prev[1])
 
     @staticmethod
     def _merge(reading: _Reading) -> tuple[int, list[dict]]:
@@ -432,9 +522,7 @@ class Journal:
             # damaged seq can be huge)
             others = sum(1 for s, b in reading.bodies.items()
                          if found.seq < s <= reading.max_seq and b.get("kind") != "turn")
-            n = (reading.max_seq - found.seq - others) or 1
-            span = f"turn {turns + 1}" if n == 1 else f"turns {turns + 1}-{turns + n}"
-            found.lost = f"{span} lost; resumed at turn {turns}"
+            found.lost = lost_text(turns, (reading.max_seq - found.seq - others) or 1)
             found.problems.append(f"{self.folder}: entries {found.seq + 1}-{reading.max_seq} could "
                                   f"not be recovered: {found.lost}")
         if reading.damaged:
@@ -545,9 +633,32 @@ class Journal:
         the OSError of the journal folder when neither takes it."""
         try:
             self.quarantine.mkdir(exist_ok=True)
-            return self._keep_in(self.quarantine, path)
+            kept = self._keep_in(self.quarantine, path)
         except OSError:
             return self._keep_in(self.folder, path)
+        self._prune_quarantine()
+        return kept
+
+    def _prune_quarantine(self) -> None:
+        """Keep ``quarantine/`` within :data:`QUARANTINE_FILES` files and
+        :data:`QUARANTINE_BYTES` bytes: the oldest ``q-<n>-*`` files go first, the newest is
+        always kept. Said in the log; a file that cannot be removed is left."""
+        kept = sorted(((int(p.name.split("-")[1]), p) for p in self.quarantine.glob("q-*-*")
+                       if p.name.split("-")[1].isdigit()), reverse=True)
+        total, removed = 0, []
+        for i, (_, path) in enumerate(kept):
+            try:
+                total += path.stat().st_size
+                if i and (i >= QUARANTINE_FILES or total > QUARANTINE_BYTES):
+                    path.unlink()
+                    removed.append(path.name)
+            except OSError:
+                continue
+        if removed:
+            self._moved.append(f"{self.quarantine}: removed the {len(removed)} oldest kept "
+                               f"file{'s' if len(removed) != 1 else ''} ({', '.join(removed[:3])}"
+                               f"{', ...' if len(removed) > 3 else ''}): it keeps the newest "
+                               f"{QUARANTINE_FILES} files, {QUARANTINE_BYTES >> 20} MB at most")
 
     def _keep_in(self, where: Path, path: Path) -> Path:
         """A new ``q-<n>-<name>`` in ``where`` holding ``path``'s bytes: a hard link, or a
@@ -580,7 +691,7 @@ class Journal:
         for i, body in enumerate(self._entries):
             lines.append(_line(first + i, body, prev))
             prev = (first + i, body)
-        write_atomic(self.path, b"".join(lines), self.folder / TEMPORARY[0])
+        write_durably(self.path, b"".join(lines))
         if self._entries:
             self.seq = first + len(self._entries) - 1
         self._last = prev
@@ -592,8 +703,7 @@ class Journal:
         OSError (no temporary file is left behind)."""
         data = {"seq": self.seq, "crc": zlib.crc32(_canon({"seq": self.seq, "entries": self._entries})),
                 "entries": self._entries}
-        write_atomic(self.snapshot_path, json.dumps(data, separators=(",", ":")).encode(),
-                     self.folder / TEMPORARY[1])
+        write_durably(self.snapshot_path, json.dumps(data, separators=(",", ":")).encode())
         self.snapshot_due = False
 
     def flush_snapshot(self) -> None:

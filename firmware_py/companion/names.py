@@ -2,13 +2,16 @@
 
 A small JSON file, ``names.json`` in the state folder: ``{"names": ["Anna", ...]}``.
 "Green" and "Yellow" are always offered first (the defaults) and never stored.
-Written atomically (temporary file, fsync, rename, fsync of the folder).
+Written with ``firmware_py.disk.write_durably`` (a temporary file of its own, fsync,
+rename, fsync of the folder; nothing left behind on an error).
 """
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
+
+from ..disk import write_durably
+from ..rules import jsonsafe
 
 DEFAULTS = ("Green", "Yellow")
 MAX_NAMES = 40
@@ -51,11 +54,15 @@ def clean(names) -> list[str]:
 
 
 def load_names(path: str | Path) -> list[str]:
-    """The stored names (not the defaults); [] when the file is missing or unreadable."""
+    """The stored names (not the defaults); [] when the file is missing, unreadable or not
+    ``{"names": [text, ...]}`` (nested too deeply, other types: never an exception)."""
     try:
-        data = json.loads(Path(path).read_text("utf-8"))
-        return clean(data.get("names", []))
-    except (OSError, ValueError, AttributeError):
+        data = jsonsafe.loads(Path(path).read_bytes(), str(path), 4)
+        names = data.get("names", []) if isinstance(data, dict) else []
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            return []
+        return clean(names)
+    except (OSError, ValueError):
         return []
 
 
@@ -69,15 +76,5 @@ def save_names(path: str | Path, names) -> list[str]:
     kept = clean(names)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump({"names": kept}, fh, ensure_ascii=False)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    write_durably(path, json.dumps({"names": kept}, ensure_ascii=False).encode("utf-8"))
     return kept

@@ -107,7 +107,10 @@ def _begin(what: str, build: Callable) -> Callable[[Parts], object]:
                 box["abandoned"] = True
                 box["error"] = f"no answer within {START_SECONDS:g} s"
         if "error" in box:
-            LOG.error("%s failed to start: %s", what, box["error"])
+            from .diagnose import cause
+            found = cause(str(box["error"]))
+            LOG.error("%s failed to start: %s%s", what, box["error"],
+                      f" -> cause: {found}" if found else "")
             parts.failures.append(f"{what} failed to start: {box['error']}")
             return None
         return box["result"]
@@ -126,11 +129,22 @@ def _pin_factory(name: str):
     return getattr(__import__(module, fromlist=[cls]), cls)()
 
 
+#: Blinka 10's ``import board`` asks "Install them into the current Python
+#: environment? [Y/n]" when stdin and stdout are a terminal and a platform
+#: library it lists is missing. On a Pi 3/4/Zero 2 W it lists rpi_ws281x and the
+#: Pi PWM library even for the SPI route, so ``calibrate`` or ``run`` typed on a
+#: terminal would stop there, and a yes pip-installs into the service's venv. The
+#: installer puts in what the LED route imports; this variable makes Blinka skip
+#: the question (the missing import then fails with its own message).
+NO_BLINKA_PROMPT = ("BLINKA_SKIP_DEPENDENCY_CHECK", "1")
+
+
 def _pixels(cfg: dict, sim: bool):
     leds = cfg["leds"]
     if sim:
         os.environ.setdefault("BLINKA_FORCEBOARD", "OS_AGNOSTIC_BOARD")
         os.environ.setdefault("BLINKA_FORCECHIP", "OS_AGNOSTIC")
+    os.environ[NO_BLINKA_PROMPT[0]] = NO_BLINKA_PROMPT[1]
     import board
     if leds["driver"] == "neopixel_spi" and not sim:
         # Not `import neopixel` here: it imports neopixel_write, which needs the PWM
@@ -160,7 +174,16 @@ def _oled_device(cfg: dict, sim: bool):
     else:
         from luma.core.interface.serial import i2c
         serial = i2c(port=disp["i2c_port"], address=disp["i2c_address"])
-    return cls(serial, width=128, height=64, rotate=disp["rotate"])
+    try:
+        return cls(serial, width=128, height=64, rotate=disp["rotate"])
+    except Exception:
+        cleanup = getattr(serial, "cleanup", None)    # retried later: no open bus left behind
+        if cleanup is not None:
+            try:
+                cleanup()
+            except Exception:  # noqa: BLE001
+                pass
+        raise
 
 
 def build_parts(cfg: dict, post: Callable, clock: Callable, *, on_oled_frame=None,
@@ -205,9 +228,13 @@ def _build_rest(parts: Parts, cfg: dict, post: Callable, clock: Callable, sim: b
         if pixels is not None:
             parts.strip = LedStrip(pixels, on_led_frame)
     if cfg["display"]["driver"] != "none":
-        device = _try(parts, "OLED", lambda: _oled_device(cfg, sim))
-        if device is not None:
-            parts.oled = Oled(device, on_oled_frame)
+        def build():
+            """luma's device for the configured OLED (raises when it does not answer)."""
+            return _oled_device(cfg, sim)
+        device = _try(parts, "OLED", build)
+        parts.oled = Oled(device, on_oled_frame, build=build)
+        if device is None:        # absent at start: tried again at every frame, as a part
+            parts.oled.failed = parts.failures[-1]         # that failed later would be
     if sim_sensor is not None:
         parts.sim_sensor = sim_sensor(parts)
         if parts.sim_sensor is None:

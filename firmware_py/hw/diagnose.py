@@ -91,6 +91,20 @@ def gpiochip_cause(root: Path = Path("/"), falls_back: bool = False) -> str:
     return f"GPIO chips present: {', '.join(chips)}"
 
 
+SERVICE = "patchwork-companion"     #: the game service's systemd unit
+
+
+def busy_cause(error: str) -> str:
+    """What a GPIO line held by another process (lgpio's "GPIO busy", the kernel's
+    EBUSY) means and how to free it; names the BCM pin when ``error`` does ("BCM 27 ...")."""
+    words = error.split()
+    pin = next((f"BCM {words[i + 1]}" for i, w in enumerate(words[:-1]) if w == "BCM"), None)
+    line = f"{pin} is" if pin else "a GPIO line is"
+    return (f"{line} held by another process, probably the companion's own service; stop it "
+            f"with `sudo systemctl stop {SERVICE}` (and start it again afterwards), or find "
+            "the holder with `gpioinfo`")
+
+
 def cause(error: str, root: Path = Path("/")) -> str | None:
     """The cause of a strip or button start failure ``error`` and the fix, or None.
 
@@ -101,6 +115,8 @@ def cause(error: str, root: Path = Path("/")) -> str | None:
     if module in MODULES:
         return f"{MODULES[module]}; {REINSTALL}"
     lowered = error.lower()
+    if "gpio busy" in lowered or "busy" in lowered and "gpio" in lowered:
+        return busy_cause(error)
     if "pio0" in lowered or "rp1-pio" in lowered:
         return pio_cause(root)
     if "gpiochip" in lowered:

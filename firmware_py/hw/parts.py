@@ -144,13 +144,13 @@ class Part:
             self._tell()
 
     def _fail(self, exc: BaseException | str) -> None:
-        first = not self.failed
-        if first:
-            LOG.error("%s failed: %s", self.name, exc)
+        """Mark the part failed (the first reason stays while it keeps failing)."""
+        if self.failed:
+            return
+        LOG.error("%s failed: %s", self.name, exc)
         self.failed = (f"{self.name} failed: {exc}" if isinstance(exc, str)
                        else f"{self.name} failed: {type(exc).__name__}")
-        if first:
-            self._tell()
+        self._tell()
 
     def _tell(self) -> None:
         if self.on_failure is not None:
@@ -308,6 +308,16 @@ class Part:
             self._close_driver()
 
 
+class PinError(RuntimeError):
+    """A button's GPIO line could not be claimed: ``button`` ("next"/"ok"/"back"), ``pin``
+    (BCM number) and the library's error. The text names all three, e.g. "BCM 27 (OK
+    button): GPIO busy"; :func:`.diagnose.cause` turns a busy line into what to do."""
+
+    def __init__(self, button: str, pin: int, error: BaseException):
+        super().__init__(f"BCM {pin} ({button.upper()} button): {error}")
+        self.button, self.pin, self.error = button, pin, error
+
+
 class ButtonPanel:
     """The NEXT/OK/BACK push buttons as gpiozero input devices.
 
@@ -317,7 +327,9 @@ class ButtonPanel:
     ``clock()`` time and classified by :mod:`firmware_py.companion.buttons`,
     which also decides holds; so each button is a ``DigitalInputDevice`` (a
     ``Button`` without its hold thread, which polls ten times a second).
-    Raises gpiozero's errors if a pin cannot be claimed.
+    Raises :class:`PinError` naming the button and its BCM pin when a pin cannot be
+    claimed (gpiozero's or the pin library's error is its cause); the pins claimed
+    before it are released.
     """
 
     def __init__(self, pins: dict[str, int], post: Callable[[object], None],
@@ -326,8 +338,12 @@ class ButtonPanel:
         self.buttons = {}
         self.pins = dict(pins)
         for name, pin in pins.items():
-            button = DigitalInputDevice(pin, pull_up=True, bounce_time=None,
-                                        pin_factory=pin_factory)
+            try:
+                button = DigitalInputDevice(pin, pull_up=True, bounce_time=None,
+                                            pin_factory=pin_factory)
+            except Exception as exc:
+                self.close()
+                raise PinError(name, pin, exc) from exc
             button.when_activated = self._edge(name, True, post, clock)
             button.when_deactivated = self._edge(name, False, post, clock)
             self.buttons[name] = button
@@ -387,22 +403,34 @@ class Oled(Part):
     """The OLED through a luma device (ssd1306/sh1106, 128x64).
 
     :meth:`show` hands a whole 128x64 mode "1" image to ``device.display``.
-    ``on_frame`` (optional) sees every image shown.
+    ``on_frame`` (optional) sees every image shown. ``device`` may be None (the
+    OLED did not answer at start): then ``build()`` makes it at the next write,
+    so an OLED absent at start is retried like one that failed later (with the
+    same back-off) and shows the game as soon as it answers.
     """
 
     name = "OLED"
 
-    def __init__(self, device, on_frame: Callable | None = None):
+    def __init__(self, device, on_frame: Callable | None = None,
+                 build: Callable[[], object] | None = None):
         super().__init__()
         self.device = device
         self.on_frame = on_frame
+        self._build = build
 
     def _write(self, image) -> None:
-        """Display ``image``; raises what the library or the bus raises."""
+        """Display ``image`` (making the device first when it is not there yet); raises
+        what the library or the bus raises."""
+        if self.device is None:
+            if self._build is None:
+                raise RuntimeError("no display device")
+            self.device = self._build()
         self.device.display(image)
 
     def _close_driver(self) -> None:
         """Clear and switch the display off (on shutdown)."""
+        if self.device is None:
+            return
         try:
             self.device.clear()
             self.device.hide()

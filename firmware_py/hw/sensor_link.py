@@ -119,7 +119,9 @@ class LinkTiming:
     for bytes (it waits less when :meth:`LinkSession.next_deadline` is nearer,
     so an idle link wakes only for the sensor's heartbeat and real deadlines);
     reopen_interval: the least time between two opens of the port (a sensor
-    refused at its handshake is reopened at most twice a second).
+    refused at its handshake is reopened at most twice a second); hello_timeout:
+    no HELLO accepted for this long (over reconnects) -> offline, with what was
+    heard meanwhile and what to check (:meth:`LinkSession.tick`).
     """
 
     silence_timeout: float = 1.6
@@ -131,6 +133,7 @@ class LinkTiming:
     request_holdoff: float = 0.25
     read_timeout: float = 2.0       # data wakes the reader at once; deadlines come sooner
     reopen_interval: float = 0.5
+    hello_timeout: float = 10.0     # no HELLO accepted this long: say what is wrong
 
 
 # ------------------------------------------------------------------ session
@@ -177,6 +180,7 @@ class LinkSession:
         self._events: list = []
         self._out = bytearray()
         self._drop: str | None = None
+        self._waiting: _Waiting | None = None   # since when no HELLO came, what was heard
 
     # ---------------------------------------------------------------- out
     def drain(self) -> tuple[list, bytes, str | None]:
@@ -198,6 +202,8 @@ class LinkSession:
         if self._opens > 1:
             self.counts["reconnects"] += 1
         self.device, self.hello, self._expect = device, None, None
+        if self._waiting is None:
+            self._waiting = _Waiting(now)       # kept over reconnects until a HELLO is accepted
         self.scan_stats = None                  # another sensor may answer on this port
         self._last_heard, self._probed = now, False
         self._snap_asked, self._snap_due = None, False
@@ -238,6 +244,8 @@ class LinkSession:
         frames = self.parser.feed(data)
         for diagnosis in self.parser.take_handshake_errors():
             self._refuse(diagnosis)
+        if self._waiting is not None:
+            self._waiting.heard(data, frames, self.parser.take_unreadable_hellos())
         errors = self._count_parser()
         for _ in range(errors):
             self._errors.append(now)
@@ -260,6 +268,12 @@ class LinkSession:
         if quiet >= self.timing.probe_after and not self._probed:
             self._probed = True
             self.ask_snapshot(now, force=True)
+        waiting = self._waiting
+        if self.hello is None and waiting is not None and not waiting.said \
+                and now - waiting.since >= self.timing.hello_timeout:
+            waiting.said = True
+            self._set_state(now, "offline", "sensor offline: " + waiting.diagnosis(
+                self.timing.hello_timeout), force=True)
         if quiet >= self.timing.silence_timeout:
             self._drop = f"silent for {self.timing.silence_timeout:g} s"
             return
@@ -278,6 +292,8 @@ class LinkSession:
             due.append(self._hello_asked + t.retry_interval)
         if self._snap_due and self._snap_asked is not None:
             due.append(self._snap_asked + t.request_holdoff)
+        if self.hello is None and self._waiting is not None and not self._waiting.said:
+            due.append(self._waiting.since + t.hello_timeout)
         if self._errors:
             due.append(self._errors[0] + t.error_window)
             if self._goods:
@@ -348,6 +364,8 @@ class LinkSession:
             self._drop = diagnosis
         self._incompatible = True
         self.hello = None
+        if self._waiting is not None:
+            self._waiting.said = True           # this diagnosis is the precise one
 
     def _on_hello(self, now: float, hello: sp.Hello) -> None:
         if hello.protocol != sp.PROTOCOL_VERSION:
@@ -357,7 +375,7 @@ class LinkSession:
             self._refuse(self._spaces_problem(hello))
         else:
             first = self.hello is None
-            self.hello = hello
+            self.hello, self._waiting = hello, None
             if first:
                 self._set_state(now, "online", f"sensor online: {self.device}, firmware "
                                 f"{hello.firmware}, {hello.spaces} spaces")
@@ -402,6 +420,42 @@ class LinkSession:
         self._out += sp.encode(sp.Request(self._req_seq, what))
         self._req_seq = (self._req_seq + 1) % sp.SEQ_MODULO
         self.counts["requests_sent"] += 1
+
+
+class _Waiting:
+    """What the link heard while no HELLO was accepted (since ``since``, link seconds):
+    any bytes, good frames (the sensor talks but does not answer), HELLO lines with bytes
+    outside printable ASCII; ``said``: the diagnosis was posted."""
+
+    def __init__(self, since: float):
+        self.since = since
+        self.bytes = self.frames = 0
+        self.bad_hello = b""
+        self.said = False
+
+    def heard(self, data: bytes, frames: list, unreadable_hellos: list[bytes]) -> None:
+        """Count ``data`` read, the good ``frames`` in it and the HELLO lines refused for
+        their bytes."""
+        self.bytes += len(data)
+        self.frames += sum(1 for f in frames if not isinstance(f, (sp.Request, sp.Hello)))
+        if unreadable_hellos:
+            self.bad_hello = unreadable_hellos[-1]
+
+    def diagnosis(self, seconds: float) -> str:
+        """What is wrong, from what was heard, and what to check (one line, short enough
+        for the OLED's warning tag; the port is in the link's statistics)."""
+        late = f"no HELLO in {seconds:g} s"
+        if self.bad_hello:
+            fields = self.bad_hello.split(b",")       # $PW,HELLO,seq,protocol,firmware,...
+            shown = fields[4][:16] if len(fields) > 4 else self.bad_hello[:16]
+            return (f"{late}: its HELLO has control/non-ASCII bytes (firmware {shown!r}): "
+                    "flash the sensor firmware again")
+        if self.frames:
+            return (f"{late}: the sensor sends but never hears the host: check the Pi TX to "
+                    "sensor RX wire, or flash the firmware again")
+        if self.bytes:
+            return f"{late}, only unreadable bytes: sensor.baud wrong? is this port the sensor?"
+        return f"{late}, nothing heard: firmware flashed? cable? sensor.baud?"
 
 
 # ------------------------------------------------------------------- thread

@@ -441,6 +441,7 @@ class FrameParser:
         self._buf = bytearray()
         self._cut = False
         self.handshake_errors: list[str] = []
+        self.unreadable_hellos: list[bytes] = []
         self._counts = dict.fromkeys(ParserStats.__dataclass_fields__, 0)
 
     @property
@@ -464,6 +465,12 @@ class FrameParser:
         if len(self._buf) > self.max_line:
             self._overflow()
         return frames
+
+    def take_unreadable_hellos(self) -> list[bytes]:
+        """HELLO lines dropped since the last call because they hold bytes outside printable
+        ASCII (then forgotten): one on a noisy wire is noise, only HELLOs is a bad firmware."""
+        out, self.unreadable_hellos = self.unreadable_hellos, []
+        return out
 
     def take_handshake_errors(self) -> list[str]:
         """The diagnoses of HELLO lines rejected since the last call (then forgotten)."""
@@ -497,6 +504,8 @@ class FrameParser:
             self.handshake_errors.append(exc.diagnosis)
             return self._reject("malformed", exc)
         except ProtocolError as exc:
+            if line.startswith(START + b"HELLO,", start) and isinstance(exc, FrameSyntaxError):
+                self.unreadable_hellos.append(line[start:])
             return self._reject("malformed", exc)
         self._counts["frames"] += 1
         if start > 0:

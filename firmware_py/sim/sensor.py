@@ -47,6 +47,7 @@ import time
 import tty
 from pathlib import Path
 
+from ..disk import replace_symlink
 from ..hw import sensor_protocol as sp
 
 FIRMWARE = "1.1.0-sim"
@@ -92,9 +93,7 @@ class PtyLink:
         if os.path.lexists(path) and not os.path.islink(path):
             self.close()
             raise FileExistsError(f"{path} exists and is not a symlink; not replacing it")
-        tmp = f"{path}.{os.getpid()}.tmp"
-        os.symlink(self.tty, tmp)
-        os.replace(tmp, path)
+        replace_symlink(path, self.tty, durable=False)     # the simulator's link: no fsync
 
     def write(self, data: bytes) -> int:
         """Write what the pty takes now; returns bytes written (0 when full)."""

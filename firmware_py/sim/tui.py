@@ -28,7 +28,6 @@ import logging
 import os
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.text import Text
@@ -38,10 +37,9 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Static
 
-from ..companion.model import GREEN, YELLOW
-from ..view.leds import LedLayout, led_frame
-from .tui_hands import Fingers, TokenHand
 from ..view.oled import PAGE_SECONDS
+from .desk import KEYMAP, Desk
+from .table import Table, open_table  # noqa: F401  (open_table: used by the tests)
 from .tui_render import (HELP, BoardView, HandView, board_shape, board_text, braille, caption,
                          caption_parts, hint, history_entry, link_text, oled_text, status_line)
 
@@ -51,80 +49,6 @@ MIN_SIZE = (80, 24)         #: the smallest terminal the simulator draws in
 BIG_SIZE = (100, 40)        #: from here the OLED is drawn in block quarters, twice as tall
 TOP_ROWS = {False: 18, True: 34}   #: height of the OLED row (braille / block quarters)
 HISTORY_MIN_ROWS = 10       #: rows left under the OLED from which the turn history shows
-FOLLOW_GRACE_S = 0.5        #: a token taken by key this recently is not swapped for the mover's
-
-
-@dataclass
-class FrameTap:
-    """The latest frames the companion sent to the OLED and the LED strip
-    (set by the service's loop thread through the parts' ``on_frame`` hooks)."""
-
-    oled: object = None
-    leds: list | None = None
-    oled_count: int = 0
-
-    def on_oled(self, image) -> None:
-        """The OLED part's hook: keep a copy of the frame shown."""
-        self.oled = image.copy()
-        self.oled_count += 1
-
-    def on_leds(self, frame) -> None:
-        """The LED strip part's hook: keep the frame sent."""
-        self.leds = list(frame)
-
-
-@dataclass
-class Table:
-    """A running simulated table: the ``companion``, its frame ``tap`` and journal ``folder``."""
-
-    companion: object
-    tap: FrameTap
-    folder: Path
-    layouts: dict = field(default_factory=dict)
-
-    def layout(self, last_space: int) -> LedLayout:
-        """The LED layout of the board with ``last_space`` (from the config)."""
-        if last_space not in self.layouts:
-            leds = self.companion.service.cfg["leds"]
-            spec = leds["map"] if last_space == 53 else leds["map_express"]
-            self.layouts[last_space] = LedLayout.parse(spec, leds["count"], last_space)
-        return self.layouts[last_space]
-
-    def space_colours(self, lights, now: float) -> tuple:
-        """The LED colour under each space: the strip's last frame, or (no strip) the renderer's."""
-        layout = self.layout(lights.last_space)
-        frame = self.tap.leds
-        if frame is None or len(frame) != layout.count:
-            frame = led_frame(lights, now, layout)
-        return tuple(frame[led] for led in layout.leds)
-
-    def close(self) -> None:
-        """Stop the companion (loop, sensor link, parts)."""
-        self.companion.close()
-
-
-def open_table(cfg: dict, folder: str | Path, seed: int | None = None,
-               feed: str | Path | None = None, names: str | Path | None = None) -> Table:
-    """Start the companion on ``cfg`` (backend forced to "sim") with its journal in
-    ``folder``; ``seed`` makes the dealt circle repeatable; ``feed``: publish the live
-    feed there (for ``patchwork-companion web``), or None; ``names``: the file of player
-    names offered at setup, or None."""
-    from ..app import start_companion
-    cfg = {**cfg, "": {**cfg[""], "backend": "sim"}}
-    tap = FrameTap()
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    companion = start_companion(cfg, folder=folder, deal=_seeded_deal(seed),
-                                on_oled_frame=tap.on_oled, on_led_frame=tap.on_leds, feed=feed,
-                                names=names)
-    return Table(companion, tap, folder)
-
-
-def _seeded_deal(seed: int | None):
-    if seed is None:
-        return None
-    from ..rules import deal, load_spec
-    return lambda game: deal(load_spec(game), seed)
 
 
 # ------------------------------------------------------------------------- widgets
@@ -235,7 +159,6 @@ class SimApp(App):
         self.message = ""
         self._message_until = 0.0
         self._last_active = ""
-        self._last_mode = ""
         self._turns_seen: int | None = None
         self.history: list[str] = []
         self._oled_seen = -1
@@ -244,11 +167,9 @@ class SimApp(App):
         self._lines: tuple[str, str] | None = None
         self._link = "connecting"
         self._next_status = 0.0
-        cfg = self.service.cfg
-        parts = table.companion.parts
-        self.fingers = Fingers(parts.buttons.pins, parts.pin_factory,
-                               cfg["buttons"]["hold_seconds"], self._error)
-        self.hand = TokenHand(parts.sim_sensor, on_error=self._error)
+        self.desk = Desk(table.companion, self._error)
+        self.fingers = self.desk.fingers
+        self.hand = self.desk.hand
 
     def compose(self) -> ComposeResult:
         """Top: the OLED and the keys; then the board, the hint and the status line."""
@@ -294,92 +215,33 @@ class SimApp(App):
 
     def on_unmount(self) -> None:
         """Let the hands finish what they were doing."""
-        self.hand.close()
-        self.fingers.close()
+        self.desk.close()
 
     # ----- keys --------------------------------------------------------------------
     def on_key(self, event) -> None:
-        """Dispatch a key: buttons, holds, token moves, tidy, quit."""
+        """Dispatch a key: quit, help, or a gesture of the hands (buttons, holds, token
+        moves, tidy, the sensor cable)."""
         action = KEYMAP.get(event.key)
         if action is None:
             return
         event.stop()
         event.prevent_default()
         kind, arg = action
-        getattr(self, f"key_{kind}")(arg)
-
-    def key_press(self, button: str) -> None:
-        """A short press of ``button`` on its mock pin."""
-        self.hand.let_go()
-        if not self.fingers.press(button):
-            self.say("too many key presses queued")
-
-    def key_hold(self, button: str) -> None:
-        """A hold of ``button`` (longer than the configured hold time)."""
-        self.hand.let_go()
-        self.fingers.hold(button)
-
-    def key_pick(self, colour: str) -> None:
-        """Take the ``colour`` token in hand."""
-        if not self.hand.pick(colour):
-            self.say(f"set the {self.hand.held} token down first (d)")
-
-    def key_step(self, delta) -> None:
-        """Slide the token in hand (or aim the one in the air)."""
-        if delta in ("up", "down"):
-            per_row = self._per_row()
-            delta = -per_row if delta == "up" else per_row
-        self.hand.step(delta)
-
-    def key_jump(self, where: str) -> None:
-        """Home/End: aim the token in the air at the first or last space."""
-        if not self.hand.held:
-            self.say("lift the token first (l)")
-            return
-        self.hand.aim(0 if where == "home" else self.hand.last_space)
-
-    def key_lift(self, _arg) -> None:
-        """Lift the token in hand."""
-        if not self.hand.lift():
-            self.say("already in the air: d sets it down")
-
-    def key_down(self, _arg) -> None:
-        """Set the token in the air down on the cursor."""
-        if not self.hand.set_down():
-            self.say("nothing in the air: l lifts the token in hand")
-
-    def key_toggle(self, _arg) -> None:
-        """Space: lift the token in hand, or set the one in the air down."""
-        if self.hand.held:
-            self.hand.set_down()
+        if kind == "quit":
+            self.exit()
+        elif kind == "help":
+            self.push_screen(HelpScreen())
         else:
-            self.hand.lift()
-
-    def key_tidy(self, _arg) -> None:
-        """Stand both tokens where the game says (or on 0 before a game)."""
-        self.tidy()
-        self.say("tokens put where the game says")
-
-    def key_cable(self, _arg) -> None:
-        """Unplug or replug the sensor's USB cable (to see the companion cope)."""
-        self.hand.cable(not self.hand.plugged)
-        self.say("sensor cable plugged back in" if self.hand.plugged
-                 else "sensor cable pulled out: U plugs it back in", 4.0)
-
-    def key_help(self, _arg) -> None:
-        """Show how to play."""
-        self.push_screen(HelpScreen())
-
-    def key_quit(self, _arg) -> None:
-        """Quit (the journal keeps the game)."""
-        self.exit()
+            if arg in ("up", "down"):             # a row of the board up or down
+                arg = self._per_row() * (-1 if arg == "up" else 1)
+            said = self.desk.act(kind, arg)
+            if said:
+                self.say(*said)
 
     # ----- helpers -------------------------------------------------------------------
     def tidy(self) -> None:
         """Put both physical tokens where the companion says they stand."""
-        status = self.service.status
-        where = dict(status.lights.tokens) if status is not None else {}
-        self.hand.reset(where.get(GREEN, 0), where.get(YELLOW, 0))
+        self.desk.tidy_board()
 
     def say(self, message: str, seconds: float = 3.0) -> None:
         """Show ``message`` on the hint line for a while."""
@@ -402,8 +264,6 @@ class SimApp(App):
         status = self.service.status
         if status is None or not self.query(OledPanel):
             return                      # not started yet, or closing: the widgets are gone
-        self.hand.last_space = status.lights.last_space
-        self.hand.tick()
         self._note_turns(status)
         self._follow_turn(status)
         self._draw_oled(status)
@@ -412,17 +272,11 @@ class SimApp(App):
         self._draw_lines(status)
 
     def _follow_turn(self, status) -> None:
-        """When the turn passes, the hand goes to the token of the player to move;
-        when a finished game gives way to a new one, the tokens go back to the start."""
-        if self._last_mode == "end" and status.mode.startswith("setup"):
-            self.hand.reset(0, 0)
-            self.say("new game: both tokens are back on the start space")
-        self._last_mode = status.mode
-        active = status.lights.active
-        fresh_pick = time.monotonic() - self.hand.picked_at < FOLLOW_GRACE_S
-        if active and active != self._last_active and not self.hand.held and not fresh_pick:
-            self.hand.pick(active, by_key=False)
-        self._last_active = active
+        """The hand follows the turn (see :meth:`Desk.follow`); its news goes to the hint."""
+        said = self.desk.follow(status)
+        if said:
+            self.say(*said)
+        self._last_active = status.lights.active
 
     def _note_turns(self, status) -> None:
         """Add a line to the turn history when the turn count changes."""
@@ -482,21 +336,6 @@ class SimApp(App):
             self._lines = (text, line)
             self.query_one("#hint", Static).update(Text(text[:width], no_wrap=True))
             self.query_one("#status", Static).update(Text(line, no_wrap=True))
-
-
-KEYMAP = {
-    "n": ("press", "next"), "o": ("press", "ok"), "enter": ("press", "ok"),
-    "b": ("press", "back"), "backspace": ("press", "back"),
-    "N": ("hold", "next"), "shift+n": ("hold", "next"), "O": ("hold", "ok"),
-    "shift+o": ("hold", "ok"), "B": ("hold", "back"), "shift+b": ("hold", "back"),
-    "g": ("pick", GREEN), "y": ("pick", YELLOW),
-    "left": ("step", -1), "right": ("step", 1), "up": ("step", "up"), "down": ("step", "down"),
-    "home": ("jump", "home"), "end": ("jump", "end"),
-    "l": ("lift", None), "d": ("down", None), "space": ("toggle", None),
-    "r": ("tidy", None), "q": ("quit", None), "ctrl+c": ("quit", None),
-    "question_mark": ("help", None), "h": ("help", None), "f1": ("help", None),
-    "U": ("cable", None), "shift+u": ("cable", None),
-}
 
 
 # ----------------------------------------------------------------------------- main

@@ -5,8 +5,10 @@ Layout, inside the journal folder (``journal.dir``):
 ``records/<id>.json``
     One game record (``patchwork-game-record/1``) per finished game, named by
     its game id (``20261201-190400-3fa2c1``: local start time and 6 random hex
-    digits). Written atomically (``record.tmp`` in the folder, fsync, rename,
-    fsync); saving a game again replaces its file, so a game is there once.
+    digits). Written with ``firmware_py.disk.write_durably`` (a temporary file
+    of its own, fsync, rename, fsync the folder), so two writers (the service
+    filing a game, the web page renaming a player, ``restore``) never share a
+    temporary file; saving a game again replaces its file, so a game is there once.
 ``history.sqlite3``
     The index (stdlib ``sqlite3``, WAL, ``synchronous=FULL``); schema in
     :mod:`.index`. Everything in it is derived from the records, so

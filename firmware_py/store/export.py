@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .stats import count_games, page_of_games
+from .text import csv_text
 
 #: BoardGameGeek's ids (boardgamegeek.com/boardgame/<id>) and names
 BGG = {"patchwork": (163412, "Patchwork"), "patchwork-express": (231326, "Patchwork Express")}
@@ -50,7 +51,9 @@ def to_jsonl(index, records: Path, player: str | None = None, game: str | None =
 
 def to_csv(index, player: str | None = None, game: str | None = None) -> str:
     """One CSV row per game (header :data:`CSV_COLUMNS`; p1 took the first turn;
-    ``winner`` is the winner's name, empty for a game ended early)."""
+    ``winner`` is the winner's name, empty for a game ended early). Every text cell goes
+    through :func:`.text.csv_text`: control characters escaped, a would-be formula
+    (``= + - @``, tab, CR first) marked as text with a leading ``'``."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -61,7 +64,7 @@ def to_csv(index, player: str | None = None, game: str | None = None) -> str:
         for seat in (0, 1):
             cells += [r[f"p{seat}_{c}"] for c in ("name", "score", "buttons", "income", "empty",
                                                   "special")]
-        writer.writerow(cells)
+        writer.writerow([csv_text(c) if isinstance(c, str) else c for c in cells])
     return out.getvalue()
 
 

@@ -3,10 +3,13 @@
 The API the game service and the commands use:
 
 * :func:`new_game_id` -- a new game's id.
+* :meth:`History.save` -- save a finished game's record only (the service's
+  loop thread; its row is added by the :class:`~.indexer.Indexer` thread).
 * :meth:`History.file` -- save a finished game (record + index row); again
   for the same id replaces both, so a game is in the history once.
-* :meth:`History.ensure` -- after a restart on the end screen: index the
-  record already saved, or save it now.
+* :meth:`History.ensure` -- index the record already saved, or save it now.
+* :meth:`History.reconcile` -- rebuild the index when its rows and the
+  records disagree (a deleted or emptied index), saying so.
 * :meth:`History.rebuild` -- recreate the index from ``records/*.json``.
 * :meth:`History.index` -- the open :class:`~.index.Index` for queries.
 """
@@ -21,11 +24,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
-from ..companion.journal import write_atomic
+from ..disk import remove_temporaries, write_durably
 from ..rules import GameRecord, RecordError, dumps_record, parse_record, replay
 from .index import Index
+from .dates import clock_set, parse as parse_date, shown as shown_date, trusted_duration
+from .text import shown as _shown
 
-RECORDS, DATABASE, TEMPORARY = "records", "history.sqlite3", "record.tmp"
+RECORDS, DATABASE, TEMPORARY = "records", "history.sqlite3", "record.tmp"   # TEMPORARY: older versions
 MAX_DURATION_S = 10 ** 9       # a larger meta.duration_s (over 30 years) is not a duration
 
 
@@ -39,14 +44,13 @@ def new_game_id(now: datetime) -> str:
     return f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 
 
-def _unix(text) -> float | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        stamp = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return stamp.timestamp() if stamp.tzinfo is not None else None
+def _sort_time(started, ended, mtime: float) -> float:
+    """When a game ended for sorting: its end, else its start, if taken by a set clock,
+    else the record file's time."""
+    for text in (ended, started):
+        if clock_set(text):
+            return parse_date(text).timestamp()
+    return mtime
 
 
 def summarise(record: GameRecord, game_id: str, name: str, size: int, mtime: float) -> dict:
@@ -60,12 +64,7 @@ def summarise(record: GameRecord, game_id: str, name: str, size: int, mtime: flo
         raise StoreError(f"{name}: does not replay: {exc}") from exc
     meta = record.meta if isinstance(record.meta, dict) else {}
     started, ended = meta.get("started"), meta.get("ended")
-    duration = meta.get("duration_s")
-    if not (isinstance(duration, int) and not isinstance(duration, bool)
-            and 0 <= duration <= MAX_DURATION_S):
-        duration = None
-        if _unix(started) is not None and _unix(ended) is not None:
-            duration = max(0, round(_unix(ended) - _unix(started)))
+    duration = trusted_duration(meta, MAX_DURATION_S)
     layout = getattr(record, "layout", None) or meta.get("layout") or "dealt"
     players = [{"name": record.players[i], "score": t.score, "buttons": t.buttons,
                 "income": state.players[i].income, "empty": t.empty,
@@ -73,7 +72,7 @@ def summarise(record: GameRecord, game_id: str, name: str, size: int, mtime: flo
                for i, t in enumerate(result.players)]
     return {"id": game_id, "record": name, "started": started if isinstance(started, str) else None,
             "ended": ended if isinstance(ended, str) else None,
-            "ended_unix": _unix(ended) or _unix(started) or mtime, "duration_s": duration,
+            "ended_unix": _sort_time(started, ended, mtime), "duration_s": duration,
             "game": record.game, "time_board": record.time_board, "layout": str(layout),
             "finished": int(result.over), "moves": len(record.moves), "winner": result.winner,
             "tie_break": int(result.tie_break), "app": meta.get("app") if isinstance(
@@ -101,6 +100,7 @@ class History:
         self.folder = Path(folder)
         self.records = self.folder / RECORDS
         self.db_path = self.folder / DATABASE
+        self._unindexable: set[str] = set()    # game ids whose record the last rebuild skipped
 
     def record_path(self, game_id: str) -> Path:
         """Where the record of ``game_id`` is (or will be) saved."""
@@ -111,25 +111,36 @@ class History:
         return Index(self.db_path)
 
     def remove_temporary(self) -> None:
-        """Remove a record write cut short by a crash (``record.tmp``); a no-op otherwise."""
+        """Remove record writes cut short by a crash (the temporary files of
+        :func:`firmware_py.disk.write_durably` in ``records/``, and ``record.tmp`` of older
+        versions); a no-op otherwise. At start-up only: a writer's file in flight goes too."""
         try:
             os.unlink(self.folder / TEMPORARY)
         except OSError:
             pass
+        remove_temporaries(self.records)
 
-    def file(self, game_id: str, record: GameRecord) -> Path:
-        """Save ``record`` as ``records/<game_id>.json`` (atomic, durable), then index it.
-
-        Raises OSError when the record cannot be written (nothing indexed, no
-        temporary file left), ``sqlite3.Error`` when only the index failed (the
-        record is saved: :meth:`ensure` or ``history --rebuild`` indexes it later),
-        :class:`StoreError` when the record does not replay (it is saved anyway).
-        """
+    def save(self, game_id: str, record: GameRecord) -> Path:
+        """Save ``record`` as ``records/<game_id>.json`` (durable: see ``firmware_py.disk``);
+        returns the path. No index work (the service's loop thread saves, the
+        :class:`~.indexer.Indexer` thread indexes). Raises OSError (nothing written, no
+        temporary file left)."""
         path = self.record_path(game_id)
         data = (dumps_record(record) + "\n").encode()
         self.records.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, data, self.folder / TEMPORARY)
-        self._index_file(game_id, record, path)
+        write_durably(path, data)
+        return path
+
+    def file(self, game_id: str, record: GameRecord) -> Path:
+        """Save ``record`` (:meth:`save`), then index it (:meth:`index_record`).
+
+        Raises OSError when the record cannot be written (nothing indexed, no
+        temporary file left), ``sqlite3.Error`` when only the index failed (the
+        record is saved: the next check or ``history --rebuild`` indexes it),
+        :class:`StoreError` when the record does not replay (it is saved anyway).
+        """
+        path = self.save(game_id, record)
+        self.index_record(game_id, record, path)
         return path
 
     def ensure(self, game_id: str, make_record: Callable[[], GameRecord]) -> Path:
@@ -144,40 +155,91 @@ class History:
         with self.index() as index:
             if index.has(game_id):
                 return path
-        self._index_file(game_id, record, path)
+        self.index_record(game_id, record, path)
         return path
 
-    def _index_file(self, game_id: str, record: GameRecord, path: Path) -> None:
+    def index_record(self, game_id: str, record: GameRecord, path: Path | None = None) -> None:
+        """Add or replace the index row of ``record`` saved at ``path`` (default: its place
+        in ``records/``). Raises :class:`StoreError` (does not replay), ``sqlite3.Error``
+        (locked past the 10 s busy wait, disk full), OSError (the record file is gone)."""
+        path = path or self.record_path(game_id)
         st = path.stat()
         row = summarise(record, game_id, path.name, st.st_size, st.st_mtime)
         with self.index() as index:
             index.upsert(row)
 
+    def disagreement(self) -> str:
+        """"" when the index holds exactly one row per record file of ``records/``; else
+        what differs, e.g. "the index holds 1 of 4 saved games" or "2 rows have no record".
+        Record files that could not be indexed at the last :meth:`rebuild` of this object
+        (not a valid record) are not counted. Raises sqlite3.Error, OSError."""
+        files = {p.stem for p in self.records.glob("*.json")} if self.records.is_dir() else set()
+        files -= self._unindexable
+        if not self.db_path.exists():               # not made here when nothing is to go in
+            return f"the index is missing, with {_games(len(files))} saved" if files else ""
+        with self.index() as index:
+            rows = {r[0] for r in index.db.execute("SELECT id FROM games")}
+        missing, extra = len(files - rows), len(rows - files)
+        parts = []
+        if missing:
+            parts.append(f"the index holds {len(files & rows)} of {len(files)} saved games")
+        if extra:
+            parts.append(f"{extra} row{'s have' if extra != 1 else ' has'} no record file")
+        return "; ".join(parts)
+
+    def reconcile(self) -> str:
+        """Rebuild the index from the records when they disagree (see :meth:`disagreement`);
+        returns what was found and done for the log ("" when they agreed). Raises
+        sqlite3.Error, OSError as :meth:`rebuild`."""
+        why = self.disagreement()
+        if not why:
+            return ""
+        report = self.rebuild()
+        text = (f"{self.db_path}: {why} (deleted, emptied or restored from an old copy?); "
+                f"rebuilt from {self.records}: {_games(report.games)} indexed")
+        if report.skipped:
+            text += f", {len(report.skipped)} records skipped ({report.skipped[0][0]}: " \
+                    f"{report.skipped[0][1]})"
+        if report.set_aside:
+            text += f"; the damaged database is kept as {report.set_aside}"
+        return text
+
     def rebuild(self) -> RebuildReport:
         """Recreate the index from ``records/*.json`` in one transaction (readers see the
         old or the new index). A database file that is not one is moved aside as
-        ``history.sqlite3.corrupt`` first. Unreadable records are listed, not indexed."""
-        report, rows = RebuildReport(), []
-        for path in sorted(self.records.glob("*.json")) if self.records.is_dir() else []:
-            try:
-                record = parse_record(path.read_bytes())
-                st = path.stat()
-                rows.append(summarise(record, path.stem, path.name, st.st_size, st.st_mtime))
-            except (OSError, RecordError, StoreError, ValueError, RecursionError) as exc:
-                report.skipped.append((str(path), str(exc)))
+        ``history.sqlite3.corrupt`` first. Unreadable records are listed, not indexed.
+
+        The records are listed and read while the index's write lock is held, one at a
+        time (memory: one record, whatever the number of games). A game filed at the
+        same time (by this process or another) saves its record before it takes that
+        lock for its row, so its row is either in the rebuilt index or written after
+        it; it is never dropped."""
+        report = RebuildReport()
         self.folder.mkdir(parents=True, exist_ok=True)
         index = self._sound_index(report)
         with index:
             with index.transaction():
                 index.db.execute("DELETE FROM players")
                 index.db.execute("DELETE FROM games")
-                for row in rows:
-                    why = self._put_or_skip(index, row)
+                for path in sorted(self.records.glob("*.json")) if self.records.is_dir() else []:
+                    why = self._index_one(index, path)
                     if why:
-                        report.skipped.append((str(self.records / row["record"]), why))
+                        report.skipped.append((str(path), why))
                     else:
                         report.games += 1
+        self._unindexable = {Path(path).stem for path, _ in report.skipped}
         return report
+
+    def _index_one(self, index: Index, path: Path) -> str:
+        """Read, replay and insert the record at ``path`` inside the rebuild's transaction;
+        "" or why it is not indexed."""
+        try:
+            st = path.stat()
+            record = parse_record(path.read_bytes())
+            row = summarise(record, path.stem, path.name, st.st_size, st.st_mtime)
+        except (OSError, RecordError, StoreError, ValueError, RecursionError) as exc:
+            return str(exc)
+        return self._put_or_skip(index, row)
 
     @staticmethod
     def _put_or_skip(index: Index, row: dict) -> str:
@@ -220,6 +282,11 @@ class History:
                 os.replace(path, path.with_name(path.name + ".corrupt"))
 
 
+def _games(n: int) -> str:
+    """"1 game", "4 games"."""
+    return f"{n} game{'s' if n != 1 else ''}"
+
+
 def _damaged(exc: sqlite3.Error) -> bool:
     """True when SQLite says the file is damaged or not a database at all."""
     code = getattr(exc, "sqlite_errorcode", None)
@@ -228,16 +295,12 @@ def _damaged(exc: sqlite3.Error) -> bool:
     return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 
-def _shown(text) -> str:
-    """``text`` safe for a terminal line: control characters (escape sequences, line
-    breaks from a hand-edited record) are shown as ``\\x1b``-style escapes."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
-
-
 def row_text(row: dict) -> str:
-    """One history line: date, game, time board, players with scores, winner, duration (any
+    """One history line: date (the end's, else the start's; "clock not set" when taken
+    before the clock was set), game, time board, players with scores, winner, duration (any
     control character of a record's text shown escaped)."""
-    when = _shown((row["ended"] or row["started"] or "")[:16].replace("T", " "))
+    when = _shown(shown_date(row["ended"] if row["ended"] and (
+        clock_set(row["ended"]) or not clock_set(row["started"])) else row["started"]))
     names = [f"{_shown(row[f'p{i}_name'])} {row[f'p{i}_score']}" for i in (0, 1)]
     winner = _shown(row[f"p{row['winner']}_name"]) if row["winner"] is not None else "-"
     minutes = f"{row['duration_s'] // 60} min" if row["duration_s"] is not None else "?"

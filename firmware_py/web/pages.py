@@ -63,7 +63,10 @@ def live_page() -> str:
 
 
 def _when(row: dict) -> str:
-    return escape((row.get("started") or "")[:16].replace("T", " "))
+    """The start of a game as the history shows it ("clock not set" when it was taken
+    before the box's clock was set)."""
+    from ..store.dates import shown
+    return escape(shown(row.get("started")))
 
 
 def _players_cell(row: dict) -> str:

@@ -6,7 +6,9 @@ and talks the frame protocol of hardware/protocol.md over usb_cdc.data (or the c
 boot.py did not enable the data port). The logic lives in pwsensor/.
 Settings (optional, in settings.toml): PW_SPACES = 54 (Patchwork) or 30
 (Express), PW_ACTIVE_LOW = 1 (hall/reed sensors pull low on a magnet),
-PW_WATCHDOG = 1 (reset the board when the loop hangs for 2 s; 0 while developing).
+PW_WATCHDOG = 1 (reset the board when the loop hangs for 2 s; 0 while developing),
+PW_NO_MUX = 0 (1: the one-space test, one sensor straight on GP6 without a
+multiplexer, read as space 0 only).
 """
 import os
 import time
@@ -32,6 +34,7 @@ def setting(name, default):
 
 SPACES = setting("PW_SPACES", 54)
 ACTIVE_LOW = setting("PW_ACTIVE_LOW", 1) == 1
+NO_MUX = setting("PW_NO_MUX", 0) == 1
 
 
 def output_pin(pin):
@@ -43,6 +46,8 @@ def output_pin(pin):
 def input_pin(pin):
     io = digitalio.DigitalInOut(pin)
     io.direction = digitalio.Direction.INPUT
+    # Pull.DOWN (PW_ACTIVE_LOW = 0) on a Pico 2 (RP2350) needs an external pull-down of
+    # 8.2 kOhm or less per SIG line: erratum RP2350-E9 (README.md, Wiring).
     io.pull = digitalio.Pull.UP if ACTIVE_LOW else digitalio.Pull.DOWN
     return io
 
@@ -72,7 +77,8 @@ def main():
     port = open_port()
     muxes = (SPACES + 15) // 16
     bank = MuxBank([output_pin(p) for p in SELECT_PINS],
-                   [input_pin(p) for p in COMMON_PINS[:muxes]], SPACES, ACTIVE_LOW)
+                   [input_pin(p) for p in COMMON_PINS[:muxes]], SPACES, ACTIVE_LOW,
+                   no_mux=NO_MUX)
 
     def write(data):
         if port.connected:          # DTR asserted: the host has the port open

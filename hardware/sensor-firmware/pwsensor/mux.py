@@ -17,11 +17,15 @@ class MuxBank:
 
     select: 4 output pins (S0 first); commons: input pins, one per multiplexer;
     active_low: True when a token pulls the line low; settle: optional
-    callable run after switching channels (e.g. a few microseconds of delay).
-    Raises ValueError when the multiplexers cannot hold ``spaces`` sensors.
+    callable run after switching channels (e.g. a few microseconds of delay);
+    no_mux: True when one sensor is wired straight to the first common pin with
+    no multiplexer (the one-space test): it reads as space 0 and every other
+    space as free (without it, that pin answers for all 16 channels of
+    multiplexer 0). Raises ValueError when the multiplexers cannot hold
+    ``spaces`` sensors.
     """
 
-    def __init__(self, select, commons, spaces, active_low=True, settle=None):
+    def __init__(self, select, commons, spaces, active_low=True, settle=None, no_mux=False):
         if len(select) != 4:
             raise ValueError("a 74HC4067 needs 4 select lines, got {}".format(len(select)))
         if spaces > CHANNELS * len(commons):
@@ -32,10 +36,16 @@ class MuxBank:
         self.spaces = spaces
         self.active_low = active_low
         self.settle = settle
+        self.no_mux = no_mux
 
     def read(self, out):
         """Fill the bytearray ``out`` (length >= spaces) with 1 = token, 0 = free."""
         present = not self.active_low
+        if self.no_mux:
+            for space in range(self.spaces):
+                out[space] = 0
+            out[0] = 1 if self.commons[0].value == present else 0
+            return
         for channel in range(CHANNELS):
             self._choose(channel)
             space = channel
