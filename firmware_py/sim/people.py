@@ -588,5 +588,7 @@ def play_game(seed: int, folder: str | Path | None = None) -> Outcome:
             problem = "" if exact else f"saved {list(saved.moves)} but played {list(made)}"
         except (WrongRecord, Stuck) as exc:
             exact, problem = False, f"{type(exc).__name__}: {exc}"
+        finally:
+            table.service.stop()        # its history index thread, before the folder goes
         return Outcome(seed, exact, people.moves, table.answered, table.shown, problem,
                        people.left_open, people.several)
