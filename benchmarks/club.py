@@ -5,7 +5,10 @@ scoreboard (``patchwork-companion club serve``) and 100 simulated boxes in 4
 processes (real paho-mqtt bridges, each at 2.5 moves a second: a state and an
 event message per move, 5 messages a second a box). A page client reads the
 scoreboard's server-sent events; each time a table's turn changes it takes
-``now - ts``, where ``ts`` is the time the box accepted that move.
+``now - ts``, where ``ts`` is the time the box accepted that move. Each round
+plays fresh games at tables of its own (``r<round>p<process>-NN``): the
+scoreboard counts each table's ``(game, seq)`` once, so a round replaying an
+earlier round's games at the same tables would measure nothing.
 
 Prints, with fixed labels (medians over the rounds, with min-max):
   club update p50/p99: X / Y ms
@@ -75,7 +78,8 @@ def sse_latencies(port: int, stop: threading.Event, out: list[float]) -> None:
     conn.close()
 
 
-def one_round(cfg: Path, web_port: int, seconds: float, folder: Path) -> tuple[list[float], list[float]]:
+def one_round(cfg: Path, web_port: int, seconds: float, folder: Path,
+              number: int) -> tuple[list[float], list[float]]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     stop = threading.Event()
     samples: list[float] = []
@@ -83,14 +87,14 @@ def one_round(cfg: Path, web_port: int, seconds: float, folder: Path) -> tuple[l
     reader.start()
     boxes = [subprocess.Popen([sys.executable, "-m", "firmware_py.cli", "club", "simulate", "--config",
                                str(cfg), "--boxes", "25", "--rate", "2.5", "--seconds", str(seconds),
-                               "--prefix", f"p{i}"], env=env, stdout=subprocess.DEVNULL)
+                               "--prefix", f"r{number}p{i}"], env=env, stdout=subprocess.DEVNULL)
              for i in range(4)]
     for b in boxes:
         b.wait(seconds + 60)
     stop.set()
     reader.join(5)
     one = subprocess.Popen([sys.executable, "-m", "firmware_py.cli", "club", "simulate", "--config",
-                            str(cfg), "--boxes", "1", "--rate", "2", "--seconds", "3", "--prefix", "rss"],
+                            str(cfg), "--boxes", "1", "--rate", "2", "--seconds", "3", "--prefix", f"rss{number}"],
                            env=env, stdout=subprocess.DEVNULL)
     time.sleep(2.5)
     rss = [hwm_mb(one.pid)]
@@ -123,8 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             wait_port(web_port)
             p50s, p99s, counts, box_rss = [], [], [], []
-            for _ in range(args.rounds):
-                samples, rss = one_round(cfg, web_port, args.seconds, folder)
+            for number in range(args.rounds):
+                samples, rss = one_round(cfg, web_port, args.seconds, folder, number)
                 if len(samples) >= 2:
                     q = statistics.quantiles(samples, n=100)
                     p50s.append(statistics.median(samples))

@@ -15,7 +15,13 @@ Prints, with the machine it ran on:
   peak, VmHWM);
 * ``history page with N games``: the time to answer ``GET /history`` (the
   newest 50 of a store of ``--games`` finished games), median of 20 requests,
-  and the same for a page filtered by player and game.
+  and the same for a page filtered by player and game;
+* ``web export peak``: the web process's resting RSS and its peak (VmHWM, reset
+  through ``/proc/PID/clear_refs`` first) while the whole history is downloaded
+  as CSV, JSON Lines and BG Stats (streamed: the target is a peak within 10 MB
+  of the resting size);
+* ``first load of <page>``: the bytes a browser fetches to show each page the
+  first time (HTML, stylesheet, script, the patch pictures; target < 100 KB).
 
 Nothing here asserts: the figures are for people (see the README section).
 """
@@ -212,9 +218,61 @@ def history_page(games: int, work: Path, say) -> dict:
                 times.append((time.monotonic() - began) * 1000)
                 assert body.startswith(b"HTTP/1.0 200") or body.startswith(b"HTTP/1.1 200"), body[:80]
             out[label] = statistics.median(times[1:])      # the first warms the caches
+        out.update(export_memory(web.pid, port, say))
+        out["weights"] = page_weights(port, store)
     finally:
         web.terminate()
         web.wait(10)
+    return out
+
+
+def _get(port: int, path: str) -> bytes:
+    """The body of GET ``path`` (HTTP/1.0), read to the end."""
+    with socket.create_connection(("127.0.0.1", port), timeout=120) as s:
+        s.sendall(f"GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        data = bytearray()
+        while chunk := s.recv(1 << 16):
+            data += chunk
+    head, _, body = bytes(data).partition(b"\r\n\r\n")
+    assert b" 200 " in head.split(b"\r\n")[0], head[:80]
+    return body
+
+
+def _memory(pid: int) -> dict:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return {k: int(line.split()[1]) / 1024 for line in status.splitlines()
+            for k in ("VmRSS", "VmHWM") if line.startswith(k + ":")}
+
+
+def export_memory(pid: int, port: int, say) -> dict:
+    """The web process's resting RSS, then its peak (VmHWM, reset first through
+    ``clear_refs``) while each export of the whole history is downloaded."""
+    rest = _memory(pid)["VmRSS"]
+    Path(f"/proc/{pid}/clear_refs").write_text("5")        # VmHWM := VmRSS now
+    sizes = {}
+    for path in ("/export/games.csv", "/export/games.jsonl", "/export/bgstats.json"):
+        sizes[path] = len(_get(port, path))
+        say(f"{path}: {sizes[path] / 1e6:.1f} MB")
+    peak = _memory(pid)["VmHWM"]
+    return {"rest_mb": rest, "export_peak_mb": peak, "export_sizes": sizes}
+
+
+def page_weights(port: int, store: Path) -> dict:
+    """Bytes a browser fetches on the first load of each page (the HTML, its stylesheet
+    and scripts, and the pictures it names that the server makes)."""
+    import re
+    game = next(iter(sorted((store / "records").glob("*.json")))).stem
+    out = {}
+    for name, path in (("live", "/"), ("history", "/history"), ("replay", f"/game/{game}"),
+                       ("statistics", "/stats"), ("downloads", "/downloads"),
+                       ("players", "/players")):
+        html = _get(port, path)
+        total = len(html)
+        for ref in set(re.findall(rb'(?:src|href)="(/static/[^"]+)"', html)):
+            total += len(_get(port, ref.decode()))
+        if name in ("replay", "live"):    # the patch pictures on offer: three
+            total += 3 * len(_get(port, "/patch/patchwork/21.svg"))
+        out[name] = total
     return out
 
 
@@ -244,6 +302,11 @@ def main(argv: list[str] | None = None) -> int:
           f"({args.clients} pages, {up['samples']} of {up['expected']} events)")
     print(f"web rss: {up['rss_mb']:.1f} MB (peak {up['hwm_mb']:.1f} MB)")
     print(f"history page with {args.games} games: {hist['plain']:.1f} ms")
+    print(f"web export peak: {hist['export_peak_mb']:.1f} MB, resting {hist['rest_mb']:.1f} MB "
+          f"(+{hist['export_peak_mb'] - hist['rest_mb']:.1f} MB) for CSV, JSON Lines and BG Stats "
+          f"of {args.games} games")
+    for page, size in hist["weights"].items():
+        print(f"first load of {page}: {size / 1024:.1f} KB")
     print(f"history page with {args.games} games, filtered by player and game: "
           f"{hist['filtered']:.1f} ms; page 100: {hist['page 100']:.1f} ms")
     if args.json:

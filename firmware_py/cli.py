@@ -12,7 +12,7 @@ import sys
 
 #: the commands in the order ``--help`` lists them (modules of firmware_py.commands)
 COMMANDS = ("demo", "replay", "run", "sim", "selftest", "calibrate", "template", "install", "config",
-            "web", "history", "stats", "export", "backup", "restore", "club")
+            "web", "history", "analyse", "stats", "export", "backup", "restore", "club")
 VERBOSE_DEFAULT = {"run": logging.INFO, "web": logging.INFO, "club": logging.INFO}   #: commands that log by default
 
 

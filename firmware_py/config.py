@@ -136,6 +136,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "port": Key("int", 8080, "TCP port of the page", lo=1024, hi=65535),
         "pin_minutes": Key("int", 5, "how long a PIN shown on the OLED lets a browser edit "
                            "player names", lo=1, hi=60),
+        "hostnames": Key("list", [], "more names the page answers to (a reverse proxy's); it "
+                         "always answers to its address, this machine's host name and .local "
+                         "name, localhost and its own IP addresses"),
     },
     "club": {
         "enabled": Key("bool", False, "publish this table to the club's MQTT broker (from the "
@@ -227,7 +230,8 @@ def validate(data: dict, source: str = "config") -> dict[str, dict[str, Any]]:
 
 
 def _check_club(club: dict) -> list[str]:
-    """A user name needs a password file (no default password); TLS's CA file, if named, exists."""
+    """A user name needs a password file (no default password) that only its owner and
+    group may read; TLS's CA file, if named, exists."""
     problems = []
     if club["username"] and not club["password_file"]:
         problems.append("club.password_file: a club.username needs a password file")
@@ -235,7 +239,22 @@ def _check_club(club: dict) -> list[str]:
         path = club[key]
         if club["enabled"] and path and not Path(path).expanduser().is_file():
             problems.append(f"club.{key}: {path} is not a readable file")
+    problems += _others_may_read(club["password_file"])
     return problems
+
+
+def _others_may_read(path: str) -> list[str]:
+    """The problem of a password file that every user of the machine may read."""
+    if not path:
+        return []
+    try:
+        mode = Path(path).expanduser().stat().st_mode
+    except OSError:
+        return []
+    if mode & 0o004:
+        return [f"club.password_file: {path} is readable by every user of this machine "
+                f"(mode {mode & 0o777:o}); chmod o-rwx {path}"]
+    return []
 
 
 def _check_layouts(out: dict) -> list[str]:

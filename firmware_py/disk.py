@@ -16,8 +16,8 @@ import secrets
 import tempfile
 from pathlib import Path
 
-__all__ = ["fsync_dir", "is_temporary", "remove_temporaries", "replace_symlink", "write_durably",
-           "write_in_ram", "write_text_durably"]
+__all__ = ["fsync_dir", "is_temporary", "make_folder", "remove_temporaries", "replace_symlink",
+           "write_durably", "write_in_ram", "write_text_durably"]
 
 
 def fsync_dir(path: str | os.PathLike) -> None:
@@ -28,6 +28,23 @@ def fsync_dir(path: str | os.PathLike) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def make_folder(path: str | os.PathLike, shared: bool = False) -> Path:
+    """Create the folder ``path`` (and missing parents) if it is missing, private to its
+    owner whatever the umask: mode 0700, or with ``shared`` 0700 plus the group bits of
+    the folder it is in (so ``records/`` in a folder the group may use, such as systemd's
+    StateDirectory of mode 1770, is the group's too). An existing folder is left as it
+    is. Returns ``path``; raises OSError (FileExistsError for a file in the way)."""
+    folder = Path(path)
+    if folder.is_dir():
+        return folder
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    mode = 0o700
+    if shared:
+        mode |= folder.parent.stat().st_mode & 0o070
+    os.chmod(folder, mode)
+    return folder
 
 
 def write_durably(path: str | os.PathLike, data: bytes, mode: int = 0o644) -> None:

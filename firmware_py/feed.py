@@ -40,18 +40,24 @@ The snapshot (``format`` = ``"patchwork-live/1"``), a JSON object:
   ``colour``, ``name``, ``position`` (time-board space), ``buttons``,
   ``income``, ``score`` (as it stands), ``empty`` (squares), ``special``
   (holds the 7x7 special tile).
-- ``offer``: the ids of the (up to) three patches on offer.
+- ``offer``: the ids of the (up to) three patches on offer (in a free layout
+  the first three of those left: any may be bought); ``layout``: "dealt" or
+  "free"; ``left``: how many patches are still on the table.
 - ``oled``: ``{"lines": [text, ...], "png": base64 PNG of the 128x64 screen}``.
 - ``leds``: one ``[r, g, b]`` per time-board space (the active token at full
   brightness), and ``lights``: the layers behind them (``tokens``, ``active``,
   ``targets``, ``expected``, ``wrong``, ``leather``, ``income``).
 - ``instruction``: the last instruction or notice the OLED gave.
 - ``over``, ``winner`` (colour or null), ``scores`` (final or as they stand),
-  ``warnings``.
+  ``warnings`` (the full texts, as logged) and ``badge`` (the same in the
+  players' words, as the OLED's corner shows them).
 - ``moves``: the game's moves so far in the game-record format, and
   ``corrections`` (``{"player", "delta", "after_move"}``); ``record``: the
   whole game record so far (``patchwork-game-record/1``), which replays to
   this very state.
+- ``pin_asked``: how often the box's menu asked for a web PIN in this run (the
+  page shows a fresh PIN on the OLED when it goes up; the PIN itself is never
+  on the feed).
 
 Build snapshots with :func:`build_snapshot` (pure: capture in, dict out).
 """
@@ -79,6 +85,8 @@ FORMAT = "patchwork-live/1"
 LIVE_FILE = "live.json"
 SOCKETS = "feed"
 MAX_DATAGRAM = 200_000      #: larger snapshots are announced only (read live.json)
+BEAT_SECONDS = 5.0          #: a quiet publisher touches live.json this often (it still runs)
+STALE_SECONDS = 20.0        #: live.json untouched this long: the game service has stopped
 
 
 def feed_dir(cfg: dict | None = None) -> Path:
@@ -106,7 +114,7 @@ class Capture:
     what the OLED and the LEDs show; ``warnings``: texts; ``names``: the two
     players' names in turn order (None: their colours); ``boxes``: per group, the
     box's move in a game against the box (else None), for the record's
-    ``meta.box_quilt``.
+    ``meta.box_quilt``; ``pin_asked``: how often the menu asked for a web PIN.
     """
 
     mode: str
@@ -119,6 +127,7 @@ class Capture:
     warnings: tuple[str, ...]
     names: tuple[str, str] | None = None
     boxes: tuple = ()
+    pin_asked: int = 0
 
 
 PIN_WARNING = "web PIN"     #: the UI warning key of a PIN shown for the web page
@@ -133,11 +142,12 @@ def capture_ui(ui, screen, lights) -> Capture:
     names = session.setup.seat_names() if session is not None else None
     warnings = tuple(v for k, v in ui.warnings.items() if k != PIN_WARNING)
     if PIN_WARNING in ui.warnings and screen is not None:
-        screen = replace(screen, warning=" / ".join(warnings))
+        from .companion.badges import badge
+        screen = replace(screen, warning=badge(warnings))
     return Capture(ui.mode, ui.notice, session.setup if session else None,
                    tuple(session.groups) if session else (), ui.state, screen, lights,
                    warnings, tuple(names) if names else None,
-                   tuple(session.boxes) if session else ())
+                   tuple(session.boxes) if session else (), ui.pin_asked)
 
 
 def game_id(setup) -> str:
@@ -154,9 +164,11 @@ def build_snapshot(cap: Capture, seq: int, run: str, now: float | None = None) -
                   "mode": cap.mode, "game_id": None, "game": None, "time_board": None,
                   "last_space": cap.lights.last_space if cap.lights else 53, "turn": 0,
                   "to_move": None, "players": [], "offer": [], "over": False, "winner": None,
-                  "scores": [], "moves": [], "corrections": [], "warnings": list(cap.warnings)}
+                  "scores": [], "moves": [], "corrections": [], "warnings": list(cap.warnings),
+                  "pin_asked": cap.pin_asked}
     snap["oled"] = {"lines": oled_lines(cap.screen), "png": oled_png(cap.screen)}
     snap["instruction"] = instruction(cap.screen, cap.notice)
+    snap["badge"] = cap.screen.warning if cap.screen is not None else ""
     if cap.lights is not None:
         # the active token at full brightness: half-way through a pulse (view.leds.pulse)
         snap["leds"] = space_colours(cap.lights)
@@ -172,7 +184,8 @@ def build_snapshot(cap: Capture, seq: int, run: str, now: float | None = None) -
                 to_move=colours[state.to_move] if state.to_move is not None and cap.mode != "end"
                 else None,
                 winner=colours[result.winner] if result.winner is not None else None,
-                scores=result.scores, offer=list(state.offer[:3]))
+                scores=result.scores, offer=list(state.offer[:3]),
+                layout="free" if state.free else "dealt", left=len(state.circle))
     snap["players"] = [{"colour": colours[i], "name": names[i], "position": p.position,
                         "buttons": p.buttons, "income": p.income, "score": score(state, i),
                         "empty": p.empty, "special": state.special == i}
@@ -280,16 +293,36 @@ def oled_png(screen) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def ensure_folder(path: Path) -> Path:
-    """Create ``path`` (mode 0750) if missing and check that it is ours: a folder another
-    user made first (e.g. under /tmp) could feed us false states or read the feed.
-    Raises PermissionError (an OSError) when it belongs to another user."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o750)
-    owner = path.stat().st_uid
-    if owner != os.getuid():
-        raise PermissionError(f"{path} belongs to user {owner}, not to us ({os.getuid()}): "
-                              "not using it for the live feed")
+def ensure_folder(path: Path, shared: bool = False) -> Path:
+    """Create ``path`` (mode 0750; with ``shared``, the group may also write where the
+    folder it is in lets the group write, as systemd's RuntimeDirectory of mode 0770
+    does, so the web page's user can bind its socket) if missing, and check that it is
+    ours or our group's: a folder another user made first (e.g. under /tmp) could feed
+    us false states or read the feed. Raises PermissionError (an OSError) when it
+    belongs to another user and not to a group of ours, or others may write it."""
+    if not path.is_dir():
+        path.mkdir(parents=True, exist_ok=True, mode=0o750)
+        if shared and path.stat().st_uid == os.getuid():
+            os.chmod(path, 0o750 | (path.parent.stat().st_mode & 0o020))
+    st = path.stat()
+    ours = st.st_uid == os.getuid()
+    group = st.st_gid in (os.getgid(), *os.getgroups()) and not st.st_mode & 0o002
+    if not (ours or group):
+        raise PermissionError(f"{path} belongs to user {st.st_uid}, not to us ({os.getuid()}) "
+                              f"nor to a group of ours: not using it for the live feed")
     return path
+
+
+def feed_age(folder: str | Path, now: float | None = None) -> float | None:
+    """Seconds since the game service publishing into ``folder`` was last heard
+    of (``live.json``'s mtime: written on every change, touched every
+    :data:`BEAT_SECONDS` while quiet); None when nothing was ever published.
+    More than :data:`STALE_SECONDS` means the service has stopped."""
+    try:
+        mtime = (Path(folder) / LIVE_FILE).stat().st_mtime
+    except OSError:
+        return None
+    return max(0.0, (time.time() if now is None else now) - mtime)
 
 
 class FeedPublisher:
@@ -334,23 +367,36 @@ class FeedPublisher:
     def _run(self) -> None:
         try:
             ensure_folder(self.folder)
-            ensure_folder(self.sockets)
+            ensure_folder(self.sockets, shared=True)
         except OSError as exc:
             self._fail(exc)
             return                      # publish nothing into a folder that is not ours
         while True:
             with self._cond:
-                while self._pending is None and not self._closing:
-                    self._cond.wait()
-                if self._pending is None:
+                if self._pending is None and not self._closing:
+                    self._cond.wait(BEAT_SECONDS)
+                quiet = self._pending is None and not self._closing
+                if self._pending is None and not quiet:
                     return
                 cap, self._pending = self._pending, None
+            if quiet:
+                self._beat()                    # readers see the service still runs
+                continue
             if cap == self._last:       # nothing a reader sees changed (e.g. a button's press edge)
                 continue
             try:
                 self.publish(cap)
                 self._last = cap
             except Exception as exc:  # noqa: BLE001  the feed must never take the game down
+                self._fail(exc)
+
+    def _beat(self) -> None:
+        """Touch ``live.json`` (its mtime is the service's sign of life, see
+        :func:`feed_age`); nothing when nothing was published yet."""
+        if self.published:
+            try:
+                os.utime(self.folder / LIVE_FILE)
+            except OSError as exc:
                 self._fail(exc)
 
     def _fail(self, exc: BaseException) -> None:
@@ -363,7 +409,8 @@ class FeedPublisher:
         self.seq += 1
         snap = build_snapshot(cap, self.seq, self.run)
         data = json.dumps(snap, separators=(",", ":")).encode()
-        write_in_ram(self.folder / LIVE_FILE, data)   # the feed folder lives in RAM
+        # the feed folder lives in RAM; 0640: the web page's user reads it (group)
+        write_in_ram(self.folder / LIVE_FILE, data, 0o640)
         if len(data) > MAX_DATAGRAM:
             data = json.dumps({"format": FORMAT, "seq": self.seq, "run": self.run,
                                "file": LIVE_FILE}).encode()
@@ -402,7 +449,7 @@ def bind_datagram(path: Path, receive_buffer: int | None = None) -> socket.socke
     """An AF_UNIX datagram socket bound at ``path`` (its folder made private first, a stale
     socket file there replaced); ``receive_buffer`` in bytes, or the system's default.
     Raises OSError when the folder cannot be made or the socket not bound."""
-    ensure_folder(path.parent)
+    ensure_folder(path.parent, shared=path.parent.name == SOCKETS)
     try:
         path.unlink()
     except FileNotFoundError:
@@ -411,6 +458,7 @@ def bind_datagram(path: Path, receive_buffer: int | None = None) -> socket.socke
     if receive_buffer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
     sock.bind(str(path))
+    os.chmod(path, 0o660)                      # the other side (its group) may send to it
     return sock
 
 

@@ -8,7 +8,10 @@ second run changes nothing):
    ``apt``          apt-get install the Raspberry Pi OS packages of the plan that are missing
                     (build tools only when a pip requirement has no wheel here)
 1. ``sysusers``     /etc/sysusers.d/patchwork-companion.conf (the user and its groups)
-2. ``user``         system user ``patchwork`` in gpio, i2c, spi, dialout (systemd-sysusers)
+2. ``user``         system user ``patchwork`` in gpio, i2c, spi, dialout, and the web page's
+                    user ``patchwork-web`` in the group ``patchwork`` (systemd-sysusers)
+   ``store access``  a state folder from an older install: the group gets records/ and the
+                    index, ``patchwork-web`` its names.json
 3. ``venv``         /opt/patchwork-companion/venv
 4. ``config``       /etc/patchwork-companion/config.toml from the default, only if absent
                     (``backend = "pi"``, journal in /var/lib/patchwork-companion)
@@ -74,6 +77,7 @@ __all__ = [
 SERVICE = "patchwork-companion.service"
 WEB_SERVICE = "patchwork-companion-web.service"
 USER = "patchwork"
+WEB_USER = "patchwork-web"     #: the web page's own user, a member of the group USER
 GROUPS = ("gpio", "i2c", "spi", "dialout")
 PREFIX = PurePosixPath("/opt/patchwork-companion")
 VENV = PREFIX / "venv"
@@ -412,6 +416,17 @@ def _fingerprint(source: Path) -> str:
     return digest.hexdigest()
 
 
+def _owner(root: Path, uid: int) -> str:
+    """The user name of ``uid`` in ``root``'s /etc/passwd ('' when it has none)."""
+    path = _under(root, PurePosixPath("/etc/passwd"))
+    if path.is_file():
+        for line in path.read_text("utf-8", "replace").splitlines():
+            fields = line.split(":")
+            if len(fields) > 2 and fields[2] == str(uid):
+                return fields[0]
+    return ""
+
+
 def _read_passwd_groups(root: Path) -> tuple[set[str], dict[str, set[str]]]:
     users: set[str] = set()
     groups: dict[str, set[str]] = {}
@@ -662,6 +677,7 @@ class Installer:
 
         self.write_file("sysusers", SYSUSERS, (systemd_dir / "patchwork-companion.sysusers").read_text("utf-8"))
         self.step_user()
+        self.step_store_access()
 
         venv_python = VENV / "bin" / "python"
         if self.path(venv_python).exists():
@@ -780,12 +796,35 @@ class Installer:
         """True if any of these steps changed something now (or would, in a dry run)."""
         return any(n in self._changed or self._would(n) for n in names)
 
+    def step_store_access(self) -> None:
+        """A state folder from an install before the web page had its own user: give the
+        group ``patchwork`` the records and the index, and ``patchwork-web`` its names.json
+        (the journal stays the service's alone; systemd makes the folder 1770)."""
+        state = self.path(STATE_DIR)
+        argv: list[list[str]] = []
+        records, names = state / "records", state / "names.json"
+        if records.is_dir() and records.stat().st_mode & 0o070 != 0o070:
+            argv.append(["chmod", "-R", "g+rwX", str(STATE_DIR / "records")])
+        shared = [f for f in sorted(state.glob("history.sqlite3*")) if f.stat().st_mode & 0o060 != 0o060]
+        if shared:
+            argv.append(["chmod", "g+rw", *(str(STATE_DIR / f.name) for f in shared)])
+        if names.is_file() and _owner(self.root, names.stat().st_uid) != WEB_USER:
+            argv.append(["chown", f"{WEB_USER}:{USER}", str(STATE_DIR / "names.json")])
+        if not argv:
+            self.report("store access", "ok", f"{STATE_DIR}: records, index and names as the web "
+                                              f"page's user needs them")
+        for one in argv:
+            self.command("store access", one, " (the web page's own user reads and corrects these)")
+
     def step_user(self) -> None:
-        """Create the 'patchwork' system user and its groups with systemd-sysusers."""
+        """Create the 'patchwork' system user and its groups, and the web page's user
+        'patchwork-web' in the group 'patchwork', with systemd-sysusers."""
         users, groups = _read_passwd_groups(self.root)
         missing = [g for g in GROUPS if USER not in groups.get(g, set())]
-        if USER in users and not missing:
-            self.report("user", "ok", f"{USER} exists in {', '.join(GROUPS)}")
+        if WEB_USER not in groups.get(USER, set()):
+            missing.append(f"{WEB_USER} in {USER}")
+        if USER in users and WEB_USER in users and not missing:
+            self.report("user", "ok", f"{USER} exists in {', '.join(GROUPS)}; {WEB_USER} in {USER}")
             return
         if self.run_commands:
             self.command("user", ["systemd-sysusers", str(SYSUSERS)])

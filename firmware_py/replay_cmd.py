@@ -46,8 +46,9 @@ def tally_text(record: GameRecord, state, result: Tally) -> str:
     if not result.over:
         lines.append("game not over: scores as they stand")
     else:
-        how = " (tie broken: reached the last space first)" if result.tie_break else ""
-        lines.append(f"winner: {shown(record.players[result.winner])}{how}")
+        from .store.wording import result_text
+        lines.append(result_text([shown(n) for n in record.players], result.scores,
+                                 result.winner, result.tie_break))
     return "\n".join(lines)
 
 

@@ -3,9 +3,47 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 from pathlib import Path
 
 import pytest
+
+#: the system packages some tests drive for real: (programs on PATH, Debian package names)
+SYSTEM_PACKAGES = {
+    "chromium": (("chromium", "chromedriver"), "chromium chromium-driver"),
+    "mosquitto": (("mosquitto", "mosquitto_passwd"), "mosquitto"),
+    "tmux": (("tmux",), "tmux"),
+}
+MISSING = "system package missing"
+
+
+def missing_reason(package: str) -> str:
+    """Why a test of ``package`` cannot run here ("" when its programs are all on PATH)."""
+    programs, apt = SYSTEM_PACKAGES[package]
+    absent = [p for p in programs if shutil.which(p) is None]
+    if not absent:
+        return ""
+    return f"{MISSING}: {package} (no {', '.join(absent)}; sudo apt install {apt})"
+
+
+def needs(package: str):
+    """A skip mark for tests that drive ``package`` (a key of :data:`SYSTEM_PACKAGES`)."""
+    reason = missing_reason(package)
+    return pytest.mark.skipif(bool(reason), reason=reason or "present")
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line per missing system package at the end of the run, with the tests it skipped."""
+    counts: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        if reason.startswith(MISSING):
+            counts[reason] = counts.get(reason, 0) + 1
+    for reason, count in counts.items():
+        terminalreporter.write_line(f"SKIPPED {count} test{'s' if count != 1 else ''}: {reason}")
+
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = [json.loads(line) for line in (DATA / "engine-selfplay.jsonl").read_text().splitlines()

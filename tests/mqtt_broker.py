@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import getpass
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -27,8 +26,10 @@ class Broker:
 
     def __init__(self, folder: Path, persistence: bool = False, users: tuple[str, ...] = (USER,),
                  acl: str = ""):
-        if shutil.which("mosquitto") is None:
-            raise RuntimeError("Debian's mosquitto is not installed (apt-get install mosquitto)")
+        from conftest import missing_reason
+        if missing_reason("mosquitto"):
+            import pytest
+            pytest.skip(missing_reason("mosquitto"))
         self.folder = folder
         self.port = free_port()
         self.proc: subprocess.Popen | None = None
@@ -39,6 +40,7 @@ class Broker:
         os.chmod(passwd, 0o600)
         self.password_file = folder / "box-password"
         self.password_file.write_text(PASSWORD + "\n")
+        self.password_file.chmod(0o600)           # config check refuses one others may read
         self.conf = folder / "mosquitto.conf"
         acl_line = ""
         if acl:

@@ -30,6 +30,24 @@ def groups(record, count: int):
     return setup, out
 
 
+def ui_after(record, turns: int, names: tuple = (), free: bool = False):
+    """A table UI (no hardware) resumed ``turns`` turn groups into ``record``, with the
+    players' ``names`` (none: their colours) and, with ``free``, a free layout."""
+    from dataclasses import replace
+
+    from firmware_py.companion.ui import TableUI
+    setup, turn_groups = groups(record, turns)
+    setup = replace(setup, names=tuple(names), free=free)
+    session = Session(setup)
+    entries = [{"kind": "setup", "setup": setup.to_json()}]
+    for group in turn_groups:
+        entries.append({"kind": "turn", "moves": session.group_to_json(group)})
+        session.commit(group)
+    ui = TableUI(lambda body: 0, lambda game: ((), ()), lambda s: "")
+    ui.resume(entries)
+    return ui
+
+
 def setup_of(record) -> Setup:
     """The table setup of a record (the first player's colour from its name)."""
     first = "yellow" if record.players[0].lower() == "yellow" else "green"

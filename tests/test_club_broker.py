@@ -93,12 +93,13 @@ def test_a_box_publishes_state_events_and_record(broker, tmp_path):
     game = SimGame(3, ("Ann", "Bob"))
     while game.step():
         bridge.offer(game.offer())
-    assert watcher.wait(lambda b: game.game_id in b.finished and b.finished[game.game_id].record, 20)
+    key = ("t1", game.game_id)
+    assert watcher.wait(lambda b: key in b.finished and b.finished[key].record, 20)
     row = watcher.board.rows()[0]
     assert row["table"] == "t1" and row["online"] and row["over"]
     assert row["turn"] == len(game.moves)
     assert watcher.board.tables["t1"].state["seq"] == len(game.moves) + 1   # the turns and the end
-    done = watcher.board.finished[game.game_id]
+    done = watcher.board.finished[key]
     assert done.players == ("Ann", "Bob") and done.record["moves"] == game.moves
     assert sorted(_turn_events(watcher, game.game_id)) == list(range(1, len(game.moves) + 1))
     assert _drained(bridge, 5)              # every queued message was acknowledged

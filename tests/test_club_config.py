@@ -35,6 +35,7 @@ def test_club_and_table_names_cannot_hold_topic_characters(name):
 def test_settings_from_config_and_an_empty_password_file(tmp_path):
     secret = tmp_path / "secret"
     secret.write_text("\n")
+    secret.chmod(0o640)
     cfg = validate({"club": {"enabled": True, "host": "10.0.0.2", "port": 8883, "tls": True,
                              "username": "box", "password_file": str(secret), "club": "tuesday",
                              "table": "t7"}})
@@ -45,9 +46,22 @@ def test_settings_from_config_and_an_empty_password_file(tmp_path):
         ClubBridge(settings, tmp_path / "out.sqlite")
 
 
+def test_config_check_refuses_a_password_file_every_user_may_read(tmp_path):
+    secret = tmp_path / "club-password"
+    secret.write_text("quilt\n")
+    secret.chmod(0o644)
+    with pytest.raises(ConfigError) as caught:
+        validate({"club": {"enabled": True, "username": "box", "password_file": str(secret)}})
+    assert caught.value.problems == [f"club.password_file: {secret} is readable by every user "
+                                     f"of this machine (mode 644); chmod o-rwx {secret}"]
+    secret.chmod(0o640)
+    validate({"club": {"enabled": True, "username": "box", "password_file": str(secret)}})
+
+
 def test_a_password_file_under_the_home_folder_is_read(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "club-password").write_text("quilt\n")
+    (tmp_path / "club-password").chmod(0o600)
     validate({"club": {"enabled": True, "username": "box", "password_file": "~/club-password"}})
     settings = ClubSettings("127.0.0.1", 1883, "c", "t", username="box",
                             password_file="~/club-password")

@@ -66,7 +66,7 @@ def _finish(board: Board, table: str, names, scores, winner, game_id):
     rec = json.loads(dumps_record(GameRecord(record.game, record.time_board, tuple(names), record.circle,
                                              record.moves, None, None, {"game_id": game_id})))
     _msg(board, "record", rec, table)
-    return board.finished[game_id]
+    return board.finished[(table, game_id)]
 
 
 def test_a_repeated_event_is_counted_once():
@@ -152,28 +152,89 @@ def test_a_record_that_replays_but_lies_in_its_result_is_rejected():
     assert board.rejected == 1 and "not what its moves give" in board.last_rejection
     assert board.finished == {}
     _msg(board, "record", _record_bytes(game, "g21", {"scores": truth, "winner": final["winner"]}))
-    assert board.finished["g21"].scores == tuple(truth)
+    assert board.finished[("t1", "g21")].scores == tuple(truth)
 
 
-def test_a_record_cannot_take_over_a_game_another_table_finished():
+def test_a_game_id_belongs_to_its_table_so_no_box_claims_or_shadows_another_tables_game():
+    """Box t9 posts first under the game id t1 will use: t1's real record still counts,
+    and t9's own game is t9's."""
     board = Board("c")
+    end = {"game_id": "g22", "seq": 1, "turn": 1, "kind": "end", "player": None,
+           "scores": [500, -200], "winner": 0, "ts": 1.0}
+    _msg(board, "event", end, table="t9")
     _msg(board, "record", _record_bytes(_finished_game(22), "g22"), table="t1")
-    honest = board.finished["g22"]
-    _msg(board, "record", _record_bytes(_finished_game(23), "g22"), table="t9")
-    assert board.rejected == 1 and "finished at table t1" in board.last_rejection
-    assert board.finished["g22"] == honest
+    assert board.rejected == 0
+    honest = board.finished[("t1", "g22")]
+    assert honest.record is not None and board.finished[("t9", "g22")].record is None
+    assert {r["name"] for r in board.standings()} == {"Ann", "Bob"}
+    assert sum(r["played"] for r in board.standings()) == 2      # only t1's game counts
 
 
-def test_an_undo_of_the_last_move_takes_the_game_out_of_the_standings():
+def test_an_end_event_without_its_record_shows_unverified_and_counts_nothing():
+    """The forged one-move 500 : -200 win: on the board as unverified, never in the standings."""
+    board = Board("c")
+    _msg(board, "state", {"game_id": "g1", "turn": 1, "game": "patchwork", "over": True,
+                          "to_move": None, "winner": 0, "ts": 1.0, "players": [
+                              {"name": n, "colour": c, "position": 53, "buttons": 0, "income": 0,
+                               "empty": 0, "score": s}
+                              for n, c, s in (("Mallory", "green", 500), ("Bob", "yellow", -200))]})
+    _msg(board, "event", {"game_id": "g1", "seq": 1, "turn": 1, "kind": "end", "player": None,
+                          "scores": [500, -200], "winner": 0, "ts": 1.0})
+    assert board.standings() == [] and board.results_csv().count("\n") == 1
+    snap = board.snapshot()
+    assert snap["finished"] == 0 and snap["unverified"] == 1
+    assert snap["finished_games"][0]["verified"] is False
+
+
+def test_the_same_moves_under_new_game_ids_count_once():
+    board = Board("c")
+    game = _finished_game(24)
+    for i in range(5):
+        _msg(board, "record", _record_bytes(game, f"copy-{i}"), table="t1")
+    assert board.rejected == 4 and "counts already" in board.last_rejection
+    _msg(board, "record", _record_bytes(game, "stolen"), table="t2")    # another table's copy
+    assert board.finished[("t2", "stolen")].same_as == ("t1", "copy-0")
+    assert len(board.counted()) == 1 and sum(r["wins"] for r in board.standings()) == 1
+    assert [g["same_as"] for g in board.snapshot()["finished_games"]] == ["", "t1"]
+    assert board.snapshot()["unverified"] == 0
+
+
+def test_a_retained_event_or_record_is_never_counted():
+    board = Board("c")
+    end = {"game_id": "g1", "seq": 1, "turn": 1, "kind": "end", "player": None,
+           "scores": [500, -200], "winner": 0, "ts": 1.0}
+    board.message("patchwork/c/t1/event", json.dumps(end).encode(), 0.0, retained=True)
+    board.message("patchwork/c/t1/record", _record_bytes(_finished_game(25), "g25"), 0.0,
+                  retained=True)
+    assert board.finished == {} and board.rejected == 2 and "retained" in board.last_rejection
+
+
+def test_a_table_finishing_games_faster_than_anyone_plays_is_cut_off(monkeypatch):
+    from firmware_py.club import board as board_module
+    board = Board("c")
+    end = {"seq": 1, "turn": 1, "kind": "end", "player": None, "scores": [1, 0], "winner": 0,
+           "ts": 1.0}
+    for i in range(30):
+        _msg(board, "event", {**end, "game_id": f"g{i}"}, now=float(i))
+    assert len(board.finished) == board_module.GAMES_PER_HOUR
+    assert "within the hour" in board.last_rejection
+    _msg(board, "event", {**end, "game_id": "later"}, now=3600.0 + 1)
+    assert ("t1", "later") in board.finished
+    monkeypatch.setattr(board_module, "MAX_GAMES", len(board.finished))
+    _msg(board, "event", {**end, "game_id": "x"}, table="t2")
+    assert ("t2", "x") not in board.finished and "finished games already" in board.last_rejection
+
+
+def test_an_undo_of_the_last_move_takes_the_game_out_of_the_finished_games():
     board = Board("c")
     base = {"game_id": "g1", "player": None, "ts": 1.0}
     _msg(board, "event", {**base, "seq": 1, "turn": 1, "kind": "end", "scores": [10, 3], "winner": 0})
-    assert board.finished["g1"].winner == 0 and board.standings()
+    assert board.finished[("t1", "g1")].winner == 0
     _msg(board, "event", {**base, "seq": 2, "turn": 0, "kind": "undo", "scores": [0, 0]})
-    assert board.finished == {} and board.standings() == []
+    assert board.finished == {}
     _msg(board, "event", {**base, "seq": 3, "turn": 1, "kind": "turn", "scores": [2, 9]})
     _msg(board, "event", {**base, "seq": 4, "turn": 1, "kind": "end", "scores": [2, 9], "winner": 1})
-    assert board.finished["g1"].winner == 1 and board.finished["g1"].scores == (2, 9)
+    assert board.finished[("t1", "g1")].winner == 1 and board.finished[("t1", "g1")].scores == (2, 9)
 
 
 def test_memory_is_bounded_against_a_flood_of_tables_and_games(monkeypatch):

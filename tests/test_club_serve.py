@@ -230,29 +230,40 @@ def _record(seed: int, game_id: str) -> bytes:
                                    {"game_id": game_id})).encode()
 
 
-def test_results_files_follow_the_finished_games_and_stay_in_their_folder(tmp_path):
+def test_finished_games_are_kept_in_the_scoreboards_own_store(tmp_path):
+    """Kept in SQLite (0700 folder, 0600 file, whatever the umask), reloaded by a
+    restarted scoreboard, and an undo at the table takes its game out of the store."""
+    import os
+    import stat
+
     from firmware_py.club.board import Board
-    from firmware_py.club.serve import load_results
+    from firmware_py.club.results import FILE, ResultStore
     results = tmp_path / "deep" / "results"
-    running = Running(results)
+    old = os.umask(0o022)
+    try:
+        running = Running(results)
+    finally:
+        os.umask(old)
     hostile = "../../escape/é x"
     try:
         running.message("t1", "record", _record(31, hostile))
         running.message("t1", "record", _record(32, "plain-1"))
-        assert _wait(lambda: len(list(results.glob("*.json"))) == 2, 5)
-        assert not (tmp_path / "escape").exists()
+        assert _wait(lambda: len(running.sb.store.keys()) == 2, 5)
+        assert stat.S_IMODE(results.stat().st_mode) == 0o700
+        assert stat.S_IMODE((results / FILE).stat().st_mode) == 0o600
+        assert sorted(p.name for p in results.iterdir() if not p.name.startswith(FILE)) == []
         restarted = Board("c")
-        assert load_results(restarted, results) == []
-        assert set(restarted.finished) == {hostile, "plain-1"}
+        assert ResultStore(results).load(restarted) == []
+        assert set(restarted.finished) == {("t1", hostile), ("t1", "plain-1")}
         event = {"game_id": "plain-1", "seq": 9, "turn": 30, "kind": "undo", "player": None,
                  "scores": [0, 0], "ts": 2.0}
         running.message("t1", "event", event)           # the last move taken back at the table
-        assert _wait(lambda: len(list(results.glob("*.json"))) == 1, 5)
+        assert _wait(lambda: len(running.sb.store.keys()) == 1, 5)
         running.message("t1", "record", _record(33, "plain-1"))   # and the game ends differently
-        assert _wait(lambda: len(list(results.glob("*.json"))) == 2, 5)
+        assert _wait(lambda: len(running.sb.store.keys()) == 2, 5)
         again = Board("c")
-        load_results(again, results)
-        assert again.finished["plain-1"].record == json.loads(_record(33, "plain-1"))
+        ResultStore(results).load(again)
+        assert again.finished[("t1", "plain-1")].record == json.loads(_record(33, "plain-1"))
     finally:
         running.close()
 

@@ -365,8 +365,8 @@ def test_a_repair_writes_the_snapshot_before_it_replaces_the_journal(tmp_path, m
     _nul(tmp_path / "snapshot.json")
     order = []
     real = J.write_durably
-    monkeypatch.setattr(J, "write_durably", lambda path, data: (
-        order.append(path.name), real(path, data)))
+    monkeypatch.setattr(J, "write_durably", lambda path, data, *mode: (
+        order.append(path.name), real(path, data, *mode)))
     j = Journal(tmp_path)
     j.load()
     j.catch_up()

@@ -293,7 +293,8 @@ def test_a_new_game_replaces_the_journal_only_once_the_last_record_is_saved(tmp_
 class Disk:
     """The journal's disk. As root: a real 256 KiB tmpfs (filled up for ENOSPC, remounted
     read-only for EROFS). Otherwise, or for EIO: the error injected at the OS call
-    boundary of the journal module (``os.fsync``/``os.open`` fail)."""
+    boundary of the journal module and of ``disk.py``, which writes the records
+    (``os.fsync``/``os.open`` fail)."""
 
     def __init__(self, root: Path, monkeypatch):
         self.root = root

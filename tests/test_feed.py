@@ -13,7 +13,6 @@ from PIL import Image
 
 from firmware_py.app import start_companion
 from firmware_py.companion.screens import build_lights, build_screen
-from firmware_py.companion.session import Session
 from firmware_py.companion.ui import TableUI
 from firmware_py.demo import demo_config
 from firmware_py.feed import (FeedPublisher, FeedSubscriber, build_snapshot, capture_ui, feed_dir,
@@ -21,21 +20,13 @@ from firmware_py.feed import (FeedPublisher, FeedSubscriber, build_snapshot, cap
 from firmware_py.rules import parse_record, replay, tally
 from firmware_py.sim.hands import Hands
 from firmware_py.view.oled import render
-from table_helpers import groups
+from table_helpers import ui_after
 from test_faults_rig import GOLDEN_RECORDS, wait_until
 
 
 def _ui_after(record, turns: int) -> TableUI:
     """A table UI resumed ``turns`` turn groups into ``record`` (no hardware)."""
-    setup, turn_groups = groups(record, turns)
-    session = Session(setup)
-    entries = [{"kind": "setup", "setup": setup.to_json()}]
-    for group in turn_groups:
-        entries.append({"kind": "turn", "moves": session.group_to_json(group)})
-        session.commit(group)
-    ui = TableUI(lambda body: 0, lambda game: ((), ()), lambda s: "")
-    ui.resume(entries)
-    return ui
+    return ui_after(record, turns)
 
 
 def _capture(ui):

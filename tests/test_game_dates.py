@@ -137,9 +137,9 @@ def test_history_says_clock_not_set_and_stats_ignore_a_lying_duration(tmp_path, 
     assert figures[0]["avg_duration_s"] == (1830 + 1800) / 2
     assert main(["history", "--store", str(tmp_path)]) == 0
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
-    assert "clock not set" in lines["g-unset"] and "30 min" in lines["g-unset"]
+    assert "clock not set" in lines["g-unset"] and "31 min" in lines["g-unset"]   # 1830 s, rounded to the nearest minute
     assert "2026-12-02 19:30" in lines["g-lying"] and " ?" in lines["g-lying"]
-    assert "2026-12-01 19:30" in lines["g-good"]
+    assert "2026-12-01 19:00" in lines["g-good"]   # the start, as everywhere
     assert main(["history", "show", "g-unset", "--store", str(tmp_path)]) == 0
     assert "started clock not set" in capsys.readouterr().out
 

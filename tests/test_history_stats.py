@@ -61,10 +61,10 @@ def test_history_lists_newest_first_with_filters(store, capsys):
     assert main(["history", "--store", str(store)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines] == [g[0] for g in reversed(GAMES)]
-    assert lines[1].split() == ["20261104-210000-aaaaa4", "2026-11-04", "21:10", "patchwork-express",
-                                "standard", "Cleo", "-22", ":", "Anna", "0", "winner", "Anna",
-                                "10", "min"]
-    assert lines[4].endswith("Anna -14 : Ben -14  winner Ben  30 min")
+    assert lines[1].split() == ["20261104-210000-aaaaa4", "2026-11-04", "21:00", "patchwork-express",
+                                "standard", "Anna", "0", ":", "Cleo", "-22", "winner", "Anna",
+                                "10", "min"]                      # the start; the winner first
+    assert lines[4].endswith("Ben -14 : Anna -14  winner Ben  30 min")
     assert lines[0].endswith("Dora -126 : Anna -128  winner -  5 min")      # ended early
     assert main(["history", "--store", str(store), "--player", "Ben"]) == 0
     ids = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
@@ -83,10 +83,11 @@ def test_history_show_prints_the_tally_and_every_move(store, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[2].split() == ["Anna", "16", "7", "8", "7", "winner"]
     assert out[3].split() == ["Cleo", "41", "0", "19", "3"]
-    assert out[6].split() == ["#", "move"] + ["space", "buttons", "income", "empty", "score"] * 2
-    moves = out[7:]
+    assert out[4] == "Anna wins 7 to 3"                   # the winner and its score first
+    assert out[7].split() == ["#", "move"] + ["space", "buttons", "income", "empty", "score"] * 2
+    moves = out[8:]
     assert len(moves) == len(GOLDEN_RECORDS[3].moves)
-    assert moves[0].split()[:5] == ["1", "Anna", "buys", "patch", "#21"]
+    assert moves[0].split()[:5] == ["1", "Anna", "buys", "patch", "21"]
     assert moves[-1].split()[-10:] == ["53", "16", "11", "8", "7", "53", "41", "12", "19", "3"]
     assert main(["history", "--store", str(store), "show", "nope"]) == 2
     assert "no game 'nope'" in capsys.readouterr().err

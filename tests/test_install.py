@@ -316,8 +316,11 @@ class FakeSystem:
             return 0, "yes\n" if self.stale_unit else "no\n"
         if argv[0] == "systemd-sysusers":
             etc = self.root / "etc"
-            (etc / "passwd").write_text("patchwork:x:995:995::/var/lib/patchwork-companion:/usr/sbin/nologin\n")
-            (etc / "group").write_text("".join(f"{g}:x:{900 + i}:patchwork\n" for i, g in enumerate(install.GROUPS)))
+            (etc / "passwd").write_text("patchwork:x:995:995::/var/lib/patchwork-companion:/usr/sbin/nologin\n"
+                                        "patchwork-web:x:994:994::/var/lib/patchwork-companion:"
+                                        "/usr/sbin/nologin\n")
+            (etc / "group").write_text("".join(f"{g}:x:{900 + i}:patchwork\n" for i, g in enumerate(install.GROUPS))
+                                       + "patchwork:x:995:patchwork-web\n")
         elif "venv" in argv:
             python = self.root / "opt/patchwork-companion/venv/bin/python"
             python.parent.mkdir(parents=True, exist_ok=True)
@@ -637,3 +640,30 @@ def test_a_foreign_file_on_the_command_path_is_never_replaced(tmp_path, capsys):
     assert code == 1
     assert "/usr/local/bin/patchwork-companion exists and is not a link" in capsys.readouterr().err
     assert mine.read_text() == "#!/bin/sh\necho mine\n"
+
+
+def test_a_state_folder_from_before_the_web_user_is_opened_to_it(tmp_path):
+    """An older box: records/ and the index private to patchwork, names.json written by
+    the page when it ran as patchwork. The installer hands the group the records and the
+    index and the page's user its names, and leaves the journal alone."""
+    root = tmp_path / "root"
+    state = root / "var/lib/patchwork-companion"
+    (state / "records").mkdir(parents=True)
+    (state / "records").chmod(0o700)
+    for name, mode in (("history.sqlite3", 0o600), ("journal.jsonl", 0o600), ("names.json", 0o600)):
+        (state / name).write_text("x")
+        (state / name).chmod(mode)
+    code, out = run(root)
+    assert code == 0
+    lines = [ln for ln in out.splitlines() if "store access" in ln]
+    assert any("chmod -R g+rwX /var/lib/patchwork-companion/records" in ln for ln in lines)
+    assert any("chmod g+rw /var/lib/patchwork-companion/history.sqlite3" in ln for ln in lines)
+    assert any("chown patchwork-web:patchwork /var/lib/patchwork-companion/names.json" in ln
+               for ln in lines)
+    assert not any("journal" in ln for ln in lines)
+    (state / "records").chmod(0o770)
+    (state / "history.sqlite3").chmod(0o660)
+    (state / "names.json").unlink()
+    code, out = run(root)
+    assert "store access" in out and not any(
+        "store access" in ln and "chmod" in ln for ln in out.splitlines())

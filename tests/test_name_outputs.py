@@ -121,3 +121,20 @@ def test_every_formula_start_is_neutralised(start):
     assert spreadsheet_cell(start + "1+1") == "'" + start + "1+1"
     assert csv_text(start + "1") in ("'" + start + "1", shown(start + "1"))
     assert not csv_text(start + "1")[:1] in ("=", "+", "-", "@", "\t", "\r")
+
+
+C1 = "Ann\x9b31m\x9d0;pwn\x9c\x7f\u202eevil"    # 8-bit CSI and OSC, DEL, a right-to-left override
+
+
+@pytest.mark.parametrize("argv", [["stats", "--json"], ["export"], ["export", "--format", "bgstats"]])
+def test_json_outputs_on_a_terminal_escape_what_json_leaves_raw(tmp_path, capsys, argv):
+    """JSON escapes C0 controls but leaves DEL, C1 controls (a UTF-8 terminal runs U+009B
+    as CSI) and format characters raw: the JSON outputs write them as ``\\uXXXX``."""
+    History(tmp_path).file(GAME_ZOE, replace(EXPRESS_RECORD, players=[C1, ZOE], result=None))
+    assert main([*argv, "--store", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert not [c for c in out if ord(c) >= 0x7f and not c.isprintable()]
+    assert "\\u009b31m" in out and ZOE in out          # same value, printable emoji left as is
+    values = json.loads(out) if "bgstats" in argv or "--json" in argv else \
+        [json.loads(line) for line in out.splitlines()]
+    assert C1 in json.dumps(values, ensure_ascii=False)

@@ -39,7 +39,7 @@ def test_trace_has_one_object_per_move(tmp_path):
     assert set(objs[0]) == {"move", "player", "positions", "buttons", "income", "empty",
                             "bonus", "circle"}
     assert objs[0]["player"] == 0 and objs[-1]["positions"] == [53, 53]
-    assert "winner" in lines[-1]
+    assert " wins " in lines[-1]                      # "Bob wins 31 to 12"
 
 
 def test_disagreeing_result_exits_1(tmp_path):

@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from conftest import needs
 from PIL import Image
 from textual.widgets import Static
 
@@ -488,7 +490,7 @@ def _end_from_menu(pane: Pane) -> str:
     return pane.wait(r"tally: .*").group(0)
 
 
-@pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+@needs("tmux")
 def test_a_short_game_in_a_real_80x24_terminal(tmp_path):
     config = tmp_path / "fast.toml"
     config.write_text(FAST_TOML)

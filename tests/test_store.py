@@ -199,8 +199,8 @@ def test_the_history_command_lists_games(tmp_path, capsys):
     History(tmp_path).file("g1", PATCHWORK)
     assert main(["history", "--store", str(tmp_path)]) == 0
     line = capsys.readouterr().out.strip()
-    assert line.startswith("g1  2026-12-01 19:41") and "Green 7 : Yellow 3" in line
-    assert "winner Green" in line and "37 min" in line
+    assert line.startswith("g1  2026-12-01 19:04") and "Green 7 : Yellow 3" in line  # the start
+    assert "winner Green" in line and "38 min" in line          # 2,250 s: 37.5 rounds up
     assert main(["history", "--store", str(tmp_path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["p1_score"] == 3
 

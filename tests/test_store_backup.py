@@ -103,6 +103,16 @@ def test_a_huge_pax_header_is_refused_before_it_is_read(store, tmp_path):
     refused(store, source, r"extended \(pax\) header of 1073741824 bytes passes the cap of 4096")
 
 
+def test_a_chain_of_pax_headers_counts_towards_the_total(store, tmp_path, monkeypatch):
+    """Pax headers with no member after them, each under the header cap: a gzip stream of
+    them unpacks about 1000-fold (2 MB of file, 1 GB of headers, seconds of CPU; minutes
+    on a Pi), so their bytes count towards the cap on the total like a member's."""
+    monkeypatch.setattr(B, "CAPS", Caps(members=2, member=4000, total=6000, header=512))
+    pax = header("././@PaxHeader", octal(500), b"x") + b"500 comment=" + b"a" * 487 + b"\n"
+    source = a_backup(tmp_path, pax + b"\0" * 12, *[pax + b"\0" * 12] * 20)
+    refused(store, source, r"more than 6000 bytes \(the cap on the total\)")
+
+
 def test_links_and_devices_are_refused(store, tmp_path):
     for kind in (b"1", b"2", b"3", b"L"):
         source = a_backup(tmp_path, member("backup.json", manifest(0)),
@@ -302,3 +312,44 @@ def test_a_backup_made_by_hand_with_tar_is_restored(store, tmp_path, fmt):
                     "backup.json", "records"], check=True)
     done = restore(store, tmp_path / "made.tar.gz")
     assert (done.games, done.indexed) == (3, 4)
+
+
+def test_a_restore_while_another_process_locks_the_index_restores_and_says_so(store, tmp_path,
+                                                                               capsys):
+    """The games are in once swapped: a locked index is said, not "run 'restore' again"."""
+    from test_store_indexer import LockHolder
+    source = tmp_path / "b.tar.gz"
+    B.backup(store, source)
+    target = tmp_path / "other"
+    History(target).file("20261101-190009-ccccc9", GAMES["20261101-190000-aaaaa0"])
+    holder = LockHolder(History(target).db_path)
+    try:
+        assert main(["restore", str(source), "--store", str(target)]) == 0
+    finally:
+        holder.release()
+    said = capsys.readouterr()
+    assert "restored 1 game into" in said.out and "not rebuilt" in said.out
+    assert "again" not in said.err
+    assert len(list((target / "records").glob("*.json"))) == 2
+
+
+def test_a_restore_in_progress_is_left_alone_by_another_start(store, tmp_path, monkeypatch):
+    """The service starting (or a second ``restore``) while a restore stages its games finds
+    a staging folder that is not marked complete: it is in progress, not cut short, and
+    removing it would leave the running restore to swap in part of the backup."""
+    source = tmp_path / "b.tar.gz"
+    for gid, record in GAMES.items():
+        History(store).file(gid, record)
+    B.backup(store, source)
+    target = tmp_path / "other"
+    staged = B._stage_record
+    said = []
+
+    def another_start_meanwhile(folder, staging, name, record, done):
+        said.extend(finish_pending(folder, rebuild=False))   # as the service's start does
+        staged(folder, staging, name, record, done)
+
+    monkeypatch.setattr(B, "_stage_record", another_start_meanwhile)
+    done = restore(target, source)
+    assert said == [] and done.games == len(GAMES) + 1
+    assert len(list((target / "records").glob("*.json"))) == len(GAMES) + 1

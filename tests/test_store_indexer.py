@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from firmware_py.cli import main as cli_main
 from firmware_py.store import History
 
 from test_faults_rig import EXPRESS_RECORD, GOLDEN_RECORDS, StepClock, TableDriver, service_for
@@ -182,3 +183,92 @@ def test_history_and_stats_rebuild_an_index_that_lost_rows_and_say_so(tmp_path, 
     said = capsys.readouterr()
     assert "the index holds 0 of 3 saved games" in said.err
     assert sum(g["games"] for g in json.loads(said.out)["games"]) == 3
+
+
+def two_games_filed(tmp_path) -> tuple[Path, History]:
+    """A store (its folder and History) with two games filed."""
+    folder = tmp_path / "journal"
+    history = History(folder)
+    for i, record in enumerate([PATCHWORK, EXPRESS_RECORD]):
+        history.file(f"g{i}", record)
+    return folder, history
+
+
+def test_history_says_an_index_that_lost_rows_when_its_lock_forbids_the_rebuild(tmp_path, capsys):
+    """Another process holds the write lock of an emptied index: ``history`` cannot rebuild
+    it, and shows what the index holds, but never without saying games are missing."""
+    folder, history = two_games_filed(tmp_path)
+    with history.index() as index:
+        index.delete_all()
+    holder = LockHolder(history.db_path)
+    try:
+        assert cli_main(["history", "--store", str(folder)]) == 0
+    finally:
+        holder.release()
+    said = capsys.readouterr()
+    assert "the index holds 0 of 2 saved games; not rebuilt now" in said.err
+    assert "history --rebuild" in said.err and "Traceback" not in said.err
+
+
+def test_history_rebuilds_a_deleted_index_as_stats_does(tmp_path, capsys):
+    """A deleted index with games saved is not "no history yet (no finished game)"."""
+    folder, history = two_games_filed(tmp_path)
+    for suffix in ("", "-wal", "-shm"):
+        (folder / f"history.sqlite3{suffix}").unlink(missing_ok=True)
+    assert cli_main(["history", "--store", str(folder)]) == 0
+    said = capsys.readouterr()
+    assert len(said.out.splitlines()) == 2
+    assert "the index is missing, with 2 games saved" in said.err and "no finished" not in said.err
+
+
+def test_export_rebuilds_an_index_that_lost_rows_and_says_so(tmp_path, capsys):
+    """An export is what is kept: it never leaves out games an emptied index lost."""
+    folder, history = two_games_filed(tmp_path)
+    with history.index() as index:
+        index.delete_all()
+    assert cli_main(["export", "--format", "csv", "--store", str(folder)]) == 0
+    said = capsys.readouterr()
+    assert len(said.out.splitlines()) == 3                 # the header and both games
+    assert "the index holds 0 of 2 saved games" in said.err
+
+
+def test_a_name_correction_while_the_index_is_locked_changes_nothing(tmp_path):
+    """The web page corrects a game's names while another process holds the index: the
+    record was rewritten and its row kept the old names, which no check finds (the ids
+    agree). Now the lock comes first: refused, record and row still agree; and once the
+    lock goes the correction reaches both."""
+    import sqlite3
+
+    import pytest
+
+    from firmware_py.rules import parse_record
+    from firmware_py.web.library import Library
+    folder, history = two_games_filed(tmp_path)
+    before = (folder / "records" / "g1.json").read_bytes()
+    holder = LockHolder(history.db_path)
+    try:
+        with pytest.raises(sqlite3.OperationalError):
+            Library(folder).rename("g1", ("Ann", "Ben"))
+    finally:
+        holder.release()
+    assert (folder / "records" / "g1.json").read_bytes() == before
+    Library(folder).rename("g1", ("Ann", "Ben"))
+    assert list(parse_record((folder / "records" / "g1.json").read_bytes()).players) == \
+        ["Ann", "Ben"]
+    with history.index() as index:
+        row = next(r for r in index.games(limit=10) if r["id"] == "g1")
+    assert (row["p0_name"], row["p1_name"]) == ("Ann", "Ben")
+
+
+def test_a_record_no_rebuild_can_index_is_not_a_lost_row(tmp_path):
+    """One invalid record file made every ``history``, ``stats`` and ``export`` (and every
+    start of the service) rebuild the whole index, saying it was "deleted, emptied or
+    restored from an old copy"."""
+    folder, history = two_games_filed(tmp_path)
+    (folder / "records" / "bad.json").write_text('{"garbage": 1}')
+    assert History(folder).disagreement() == ""
+    assert History(folder).reconcile() == ""
+    with history.index() as index:
+        index.delete_all()
+    assert History(folder).disagreement() == "the index holds 0 of 2 saved games"
+    assert "2 games indexed, 1 records skipped" in History(folder).reconcile()

@@ -57,8 +57,10 @@ def unit():
 # ------------------------------------------------------------------ systemd-analyze
 
 
-def staging_root(tmp_path: Path, unit_text: str, dropins: dict[str, str] | None = None) -> Path:
-    """A root with the host's stock units, the unit unchanged, and a stub at its ExecStart."""
+def staging_root(tmp_path: Path, unit_text: str, dropins: dict[str, str] | None = None,
+                 name: str = UNIT.name) -> Path:
+    """A root with the host's stock units, the unit unchanged (as ``name``), and a stub at
+    its ExecStart."""
     host_units = next((d for d in HOST_UNIT_DIRS if (d / "sysinit.target").exists()), None)
     if host_units is None:
         pytest.skip("no stock systemd units on this machine")
@@ -71,17 +73,17 @@ def staging_root(tmp_path: Path, unit_text: str, dropins: dict[str, str] | None 
     stub.chmod(0o755)
     unit_dir = root / "etc/systemd/system"
     unit_dir.mkdir(parents=True)
-    (unit_dir / UNIT.name).write_text(unit_text)
-    for name, text in (dropins or {}).items():
-        (unit_dir / (UNIT.name + ".d")).mkdir(exist_ok=True)
-        (unit_dir / (UNIT.name + ".d") / name).write_text(text)
+    (unit_dir / name).write_text(unit_text)
+    for dropin, text in (dropins or {}).items():
+        (unit_dir / (name + ".d")).mkdir(exist_ok=True)
+        (unit_dir / (name + ".d") / dropin).write_text(text)
     return root
 
 
-def analyze_verify(root: Path) -> tuple[int, str]:
+def analyze_verify(root: Path, name: str = UNIT.name) -> tuple[int, str]:
     done = subprocess.run(
         ["systemd-analyze", "verify", f"--root={root}", "--man=no", "--generators=no",
-         f"/etc/systemd/system/{UNIT.name}"],
+         f"/etc/systemd/system/{name}"],
         capture_output=True, text=True, timeout=120,
     )
     output = done.stdout + done.stderr
@@ -205,9 +207,53 @@ def test_sysusers_matches_the_unit(unit):
     rows = [shlex.split(ln) for ln in SYSUSERS.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
     users = [r for r in rows if r[0] == "u"]
     home, shell = str(install.STATE_DIR), "/usr/sbin/nologin"
-    assert users == [["u", "patchwork", "-", "Patchwork companion service", home, shell]]
+    assert users == [["u", "patchwork", "-", "Patchwork companion service", home, shell],
+                     ["u", install.WEB_USER, "-", "Patchwork companion web page", home, shell],
+                     ["u", "patchwork-club", "-", "Patchwork club scoreboard",
+                      "/var/lib/patchwork-club", shell]]
     members = sorted(r[2] for r in rows if r[0] == "m" and r[1] == "patchwork")
     assert members == sorted(one(unit, "Service", "SupplementaryGroups").split())
+    assert [r[2] for r in rows if r[0] == "m" and r[1] == install.WEB_USER] == ["patchwork"]
+
+
+WEB_UNIT = SYSTEMD / "patchwork-companion-web.service"
+CLUB_UNIT = SYSTEMD / "patchwork-club-serve.service"
+
+
+def test_the_web_page_runs_as_its_own_user_that_cannot_touch_the_journal(unit):
+    """Its own user in the group patchwork; the folders stay the game service's (a
+    StateDirectory here would hand them over to this user); the state folder is sticky
+    and the service's files private (UMask 0077), so the page can neither change nor
+    rename nor remove the journal; open files are capped."""
+    web = parse_unit(WEB_UNIT.read_text())
+    assert one(web, "Service", "User") == install.WEB_USER != one(unit, "Service", "User")
+    assert one(web, "Service", "Group") == install.USER
+    assert values(web, "Service", "StateDirectory") == values(web, "Service", "RuntimeDirectory") == []
+    assert one(web, "Service", "ReadWritePaths").split() == [
+        f"-{install.STATE_DIR}", "-/run/patchwork-companion"]
+    assert one(web, "Service", "UMask") == "0007"
+    assert int(one(web, "Service", "LimitNOFILE")) >= 2 * 400
+    mode = int(one(unit, "Service", "StateDirectoryMode"), 8)
+    assert mode & 0o1000 and mode & 0o070 == 0o070 and not mode & 0o007   # sticky, group, no others
+    assert one(unit, "Service", "UMask") == "0077"
+
+
+def test_club_serve_has_its_own_sandboxed_unit():
+    club = parse_unit(CLUB_UNIT.read_text())
+    assert one(club, "Service", "User") == "patchwork-club"
+    assert one(club, "Service", "StateDirectory") == "patchwork-club"
+    assert "--results /var/lib/patchwork-club" in one(club, "Service", "ExecStart")
+    for key, value in {"ProtectSystem": "strict", "ProtectHome": "yes", "PrivateDevices": "yes",
+                       "NoNewPrivileges": "yes", "CapabilityBoundingSet": ""}.items():
+        assert one(club, "Service", key) == value, key
+    assert "/var/lib/patchwork-companion" in one(club, "Service", "InaccessiblePaths")
+
+
+@needs_analyze
+@pytest.mark.parametrize("path", [WEB_UNIT, CLUB_UNIT], ids=["web", "club-serve"])
+def test_systemd_analyze_verifies_the_web_and_club_units(tmp_path, path):
+    code, output = analyze_verify(staging_root(tmp_path, path.read_text(), name=path.name), path.name)
+    assert code == 0 and not [ln for ln in output.splitlines() if "patchwork" in ln], output
 
 
 # ------------------------------------------------------------------ udev rule

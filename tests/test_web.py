@@ -134,9 +134,12 @@ def test_names_are_edited_only_with_the_pin_from_the_oled(site):
 
 
 def test_five_wrong_pins_void_the_pin(site):
+    from firmware_py.web.server import GATE
     shown = []
     listener = ControlListener(site.feed, shown.append)
     origin = {"Origin": site.url, "Content-Type": "application/x-www-form-urlencoded"}
+    clock = [1000.0]
+    site.app[GATE].clock = lambda: clock[0]
     try:
         request(site.url + "/pin", b"", origin)
         wait_until(lambda: shown, "the PIN")
@@ -144,6 +147,7 @@ def test_five_wrong_pins_void_the_pin(site):
         wrong = "000000" if pin != "000000" else "111111"
         for _ in range(5):
             request(site.url + "/login", f"pin={wrong}".encode(), origin)
+            clock[0] += 60                        # past each back-off wait
         status, _, body = request(site.url + "/login", f"pin={pin}".encode(), origin)
         assert status == 403 and "no valid PIN" in body
     finally:

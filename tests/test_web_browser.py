@@ -3,9 +3,10 @@ the live table follows a game played on the sim backend, and the history and sta
 pages show a store of 200 games. Screenshots go to ``test-screenshots/``."""
 from __future__ import annotations
 
-import shutil
 
 import pytest
+
+from conftest import needs
 
 from firmware_py.app import start_companion
 from firmware_py.companion.journal import Journal
@@ -17,19 +18,15 @@ from firmware_py.sim.player import TablePlayer
 from firmware_py.web.library import Library
 from firmware_py.web.server import make_app
 from table_helpers import groups
-from web_helpers import ServerThread, chromium, fill_store, screenshot
+from web_helpers import ServerThread, fill_store, open_browser, screenshot
 
-pytestmark = pytest.mark.skipif(not (shutil.which("chromium") and shutil.which("chromedriver")),
-                                reason="needs Debian's chromium and chromium-driver")
+pytestmark = needs("chromium")
 
 
 @pytest.fixture
 def browser():
-    driver, profile = chromium()
-    driver.set_page_load_timeout(30)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    with open_browser() as driver:
+        yield driver
 
 
 def _wait(driver, condition, what: str, timeout: float = 20):
@@ -78,7 +75,7 @@ def test_the_live_page_follows_a_game_on_the_sim_backend(tmp_path, browser):
             _wait(browser, lambda d: _cell(d, mover, "score") != "", "the players' table")
             before = {c: (_cell(browser, c, "score"), _cell(browser, c, "position")) for c in colours}
             turn_before = browser.find_element(By.ID, "turn").text
-            assert turn_before == f"turn {len(companion.service.ui.session.groups)}"
+            assert turn_before == f"turn {len(companion.service.ui.session.groups) + 1}"   # the one being played
             assert browser.find_element(By.ID, "to-move").text == f"{mover.capitalize()}'s turn"
             offer = browser.find_elements(By.CSS_SELECTOR, "#offer img")
             assert [i.get_attribute("alt") for i in offer] == [f"patch {p}" for p in state.offer[:3]]
@@ -90,7 +87,7 @@ def test_the_live_page_follows_a_game_on_the_sim_backend(tmp_path, browser):
             player = TablePlayer(hands, record)
             player.step(done, plan[done])                      # the next move, by hand
             after_state = companion.service.call(lambda: companion.service.ui.state)
-            want_turn = f"turn {len(companion.service.ui.session.groups)}"
+            want_turn = f"turn {len(companion.service.ui.session.groups) + 1}"   # the one being played
             _wait(browser, lambda d: d.find_element(By.ID, "turn").text == want_turn,
                   "the turn number to change")
             score = str(after_state.players[state.to_move].buttons
@@ -170,3 +167,42 @@ def test_stats_page_with_200_games(tmp_path, browser, store200):
         bars = browser.find_elements(By.CSS_SELECTOR, "svg.chart rect[fill]")
         assert len(bars) >= 2 * len(rows)
         screenshot(browser, "stats-200")
+
+
+def test_replay_page_shows_the_analysis(tmp_path, browser):
+    """The win-chance graph and the costliest decisions: a click on a point jumps the replay."""
+    from selenium.webdriver.common.by import By
+
+    from firmware_py.analysis import Settings
+    from firmware_py.analysis.worker import analyse_game
+    from firmware_py.store import History
+    filed = fill_store(tmp_path / "store", 2)
+    (done_id, record), (waiting_id, _) = filed
+    result = analyse_game(History(tmp_path / "store"), done_id, Settings(iterations=60, playouts=40))
+    library = Library(tmp_path / "store")
+    with ServerThread(make_app(tmp_path, library, tmp_path / "names.json")) as server:
+        browser.get(f"{server.url}/game/{done_id}")
+        _wait(browser, lambda d: d.find_elements(By.ID, "wingraph"), "the win-chance graph")
+        points = browser.find_elements(By.CSS_SELECTOR, "#wingraph circle.point")
+        assert len(points) == len(result["decisions"]) + 1
+        assert browser.find_elements(By.CSS_SELECTOR, "#wingraph polyline.curve")
+        worst = [d for d in result["decisions"] if d["player"] == 0 and d["cost"] > 0]
+        items = browser.find_elements(By.CSS_SELECTOR, "#costly-0 li")
+        assert len(items) == min(3, len(worst)) and "win chance, about" in items[0].text
+        assert "+/-" in items[0].text
+        target = points[5]
+        frame = target.get_attribute("data-frame")
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", target)
+        target.click()
+        assert browser.find_element(By.ID, "step").text.startswith(f"{frame} / ")
+        button = browser.find_element(By.CSS_SELECTOR, "#costly-1 li button")
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", button)
+        button.click()
+        assert browser.find_element(By.ID, "step").text.startswith(
+            f"{button.get_attribute('data-frame')} / ")
+        browser.execute_script("document.getElementById('analysis').scrollIntoView();")
+        screenshot(browser, "replay-analysis")
+        browser.get(f"{server.url}/game/{waiting_id}")
+        _wait(browser, lambda d: "waiting to be analysed" in d.find_element(
+            By.ID, "analysis-status").text, "the waiting note")
+        assert not browser.find_elements(By.ID, "wingraph")

@@ -61,7 +61,12 @@ def test_web_unit_has_the_network_and_the_game_unit_does_not():
 
 
 def test_both_units_share_and_keep_the_feed_folder():
-    for unit in (parse_unit(WEB.read_text()), parse_unit(GAME.read_text())):
-        assert one(unit, "Service", "RuntimeDirectory") == "patchwork-companion"
-        assert one(unit, "Service", "RuntimeDirectoryPreserve") == "yes"
-        assert one(unit, "Service", "User") == "patchwork"
+    """The game service's unit makes and keeps the feed folder (group patchwork may
+    write it); the web page's unit, another user of that group, only names it."""
+    web, game = parse_unit(WEB.read_text()), parse_unit(GAME.read_text())
+    assert one(game, "Service", "RuntimeDirectory") == "patchwork-companion"
+    assert one(game, "Service", "RuntimeDirectoryPreserve") == "yes"
+    assert one(game, "Service", "RuntimeDirectoryMode") == "0770"
+    assert one(game, "Service", "User") == "patchwork"
+    assert one(web, "Service", "Group") == "patchwork"
+    assert "-/run/patchwork-companion" in one(web, "Service", "ReadWritePaths").split()

@@ -7,6 +7,7 @@ import os
 import shutil
 import tempfile
 import threading
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -83,9 +84,9 @@ class ServerThread:
         self.loop.close()
 
 
-def chromium():
-    """A headless Debian Chromium through chromedriver (selenium), fresh profile each time.
-    Returns (driver, profile folder to remove)."""
+def chromium(*flags: str):
+    """A headless Debian Chromium through chromedriver (selenium), fresh profile each time,
+    with the command-line ``flags`` added. Returns (driver, profile folder to remove)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     profile = tempfile.mkdtemp(prefix="pwc-chromium-")
@@ -93,10 +94,24 @@ def chromium():
     options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
     for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1200,1000"):
+                 "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1200,1000",
+                 *flags):
         options.add_argument(flag)
     service = Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
     return webdriver.Chrome(options=options, service=service), profile
+
+
+@contextmanager
+def open_browser(page_load_timeout: float = 30):
+    """A fresh headless Chromium (:func:`chromium`) for a ``with`` block; quit and its
+    profile removed afterwards."""
+    driver, profile = chromium()
+    driver.set_page_load_timeout(page_load_timeout)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
 
 
 def screenshot(driver, name: str) -> Path:

@@ -10,7 +10,9 @@ publishes under ``patchwork/<club>/<table>/`` (see :mod:`.topics`):
 - ``state``: the latest state, retained, QoS 1, on each change and on every
   reconnect (a restarted broker has it again within the reconnect delay);
 - ``event`` and ``record``: through the on-disk :class:`.outbox.Outbox`, in
-  order, QoS 1, removed only when the broker acknowledged them.
+  order, QoS 1, removed only when the broker acknowledged them; a finished
+  record is published again (on each reconnect, and every :data:`RESEND_S`
+  once the queue is empty) until the scoreboard's ``ack`` names its game.
 
 Client library: paho-mqtt 2.x with callback API version 2. One worker thread
 owns the bridge; paho's network thread only posts what it saw (connected,
@@ -38,6 +40,7 @@ LOG = logging.getLogger(__name__)
 WINDOW = 100             # queued messages handed to paho and not yet acknowledged, at most
 SHORT_S = 10.0           # a connection the broker closes sooner than this was short
 THROWN_OFF = 3           # this many short ones in a row: another box is likely using our name
+RESEND_S = 120.0         # a record the scoreboard has not confirmed goes again this often
 
 
 class ClubError(ValueError):
@@ -135,6 +138,7 @@ class ClubBridge:
         self._worker: threading.Thread | None = None
         self._stopping = False
         self._since = 0.0                     # when the current connection came up (monotonic)
+        self._service = True                  # the game service runs (its feed is alive)
         self._short = 0                       # short connections in a row
         self.client = self._client(client_id or f"patchwork-{settings.club}-{settings.table}")
 
@@ -152,6 +156,7 @@ class ClubBridge:
         client.on_disconnect = lambda c, u, flags, rc, props: self._jobs.put(("disconnect", rc))
         client.on_connect_fail = lambda c, u: self._jobs.put(("unreachable", None))
         client.on_publish = lambda c, u, mid, rc, props: self._jobs.put(("ack", mid))
+        client.on_message = lambda c, u, msg: self._jobs.put(("confirm", bytes(msg.payload)))
         return client
 
     # ----- life cycle ----------------------------------------------------------------
@@ -184,14 +189,37 @@ class ClubBridge:
         """Publish the game as it stands (thread-safe, returns at once)."""
         self._jobs.put(("offer", offer))
 
+    def service_running(self, running: bool) -> None:
+        """The box's game service runs (True) or has stopped (False): the table's
+        retained ``status`` says ``online`` or ``offline`` (thread-safe)."""
+        self._jobs.put(("service", running))
+
+    def _on_service(self, running: bool) -> None:
+        self._service = running
+        if self.connected:
+            self.client.publish(self._topic("status"), self._status(), qos=1, retain=True)
+
+    def _status(self) -> bytes:
+        return b"online" if self._service else b"offline"
+
     # ----- the worker ----------------------------------------------------------------
     def _run(self) -> None:
+        handlers = {"connect": self._on_connect, "unreachable": self._on_unreachable,
+                    "disconnect": self._on_disconnect, "ack": self._on_ack,
+                    "offer": self._on_offer, "resend": self._on_resend,
+                    "confirm": self._on_confirm, "service": self._on_service}
+        due = time.monotonic() + RESEND_S
         while True:
-            kind, value = self._jobs.get()
+            try:
+                kind, value = self._jobs.get(timeout=max(0.0, due - time.monotonic()))
+            except queue.Empty:
+                kind, value = "resend", None
+            if kind == "resend":
+                due = time.monotonic() + RESEND_S
             if kind == "stop":
                 return
             try:
-                getattr(self, "_on_" + kind)(value)
+                handlers[kind](value)
             except ValueError as exc:              # a record that does not replay (RecordError)
                 LOG.error("club bridge: skipped a game state that does not replay: %s", exc)
             except Exception:                      # noqa: BLE001 -- a bad job must not end the bridge
@@ -210,10 +238,29 @@ class ClubBridge:
             self.error = ""
         LOG.info("club: connected to %s:%s as table %s of club %s", self.settings.host,
                  self.settings.port, self.settings.table, self.settings.club)
-        self.client.publish(self._topic("status"), b"online", qos=1, retain=True)
+        self.client.publish(self._topic("status"), self._status(), qos=1, retain=True)
+        self.client.subscribe(self._topic("ack"), qos=1)
         if self._state is not None:
             self.client.publish(self._topic("state"), self._state, qos=1, retain=True)
         self._pump()
+        self._on_resend(None)
+
+    def _on_resend(self, _) -> None:
+        """Publish again each finished record the scoreboard has not confirmed, once
+        the queue is empty (so they never overtake their own game's events)."""
+        if not self.connected or len(self.outbox):
+            return
+        for topic, payload in self.outbox.unconfirmed():
+            self.client.publish(topic, payload, qos=1)
+
+    def _on_confirm(self, payload: bytes) -> None:
+        try:
+            ack = topics.parse_ack(payload)
+        except topics.PayloadError as exc:
+            LOG.warning("club: ignored an ack that does not parse: %s", exc)
+            return
+        if self.outbox.confirmed(ack["game_id"]) and ack["refused"]:
+            LOG.error("club: the scoreboard refused game %s: %s", ack["game_id"], ack["refused"])
 
     def _on_unreachable(self, _) -> None:
         words = self.settings.unreachable()
@@ -251,11 +298,13 @@ class ClubBridge:
         events = new_events(offer, seq, sent, ended)
         if events:
             messages = [(self._topic("event"), topics.event_payload(e)) for e in events]
+            record = None
             if events[-1]["kind"] == "end":
-                messages.append((self._topic("record"), self._record(offer).encode()))
+                record = (self._topic("record"), self._record(offer).encode())
+                messages.append(record)
             try:
                 self.outbox.add(offer.game_id, events[-1]["seq"], list(offer.record.moves),
-                                state["over"], messages)
+                                state["over"], messages, record)
             except (sqlite3.Error, OSError) as exc:   # a full disk: the state still goes out
                 LOG.error("club: cannot queue the turns of game %s in %s (%s); they are queued "
                           "with the next move", offer.game_id, self.outbox.path, exc)

@@ -41,6 +41,8 @@ class FeedLink:
 
     def __init__(self, folder, bridge):
         from ..feed import FeedSubscriber, read_live
+        self.folder = folder
+        self.running: bool | None = None     # the game service, as its feed shows it
         self.bridge = bridge
         self.subscriber = FeedSubscriber(folder, "club")
         self._stop = threading.Event()
@@ -70,6 +72,18 @@ class FeedLink:
             if snapshot is not None:
                 newest = self.subscriber.drain() or snapshot
                 self._offer(newest)
+            self.watch_service()
+
+    def watch_service(self, now: float | None = None) -> None:
+        """Tell the bridge when the game service stops (its feed has gone quiet past
+        ``feed.STALE_SECONDS``, see :func:`~firmware_py.feed.feed_age`) and when it
+        runs again; the scoreboard then shows the table offline."""
+        from ..feed import STALE_SECONDS, feed_age
+        age = feed_age(self.folder, now)
+        running = age is None or age <= STALE_SECONDS
+        if running != self.running:
+            self.running = running
+            self.bridge.service_running(running)
 
     def close(self) -> None:
         """Stop reading and remove the feed socket."""

@@ -6,7 +6,9 @@ commit per message), and leave only when the broker has acknowledged them
 networked process restarts: the rows go out in order afterwards. The queue
 also remembers, per game, the moves it has queued events for and the last
 event number, so the same turn is never queued twice however often the live
-state is offered again, and an undo is seen as one.
+state is offered again, and an undo is seen as one. A finished game's record
+is also kept until the scoreboard confirms it (its ``ack``), since a broker
+killed outright may lose a message it had acknowledged.
 """
 from __future__ import annotations
 
@@ -30,6 +32,11 @@ CREATE TABLE IF NOT EXISTS progress (
     seq INTEGER NOT NULL,
     moves TEXT NOT NULL,
     ended INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS unconfirmed (
+    game_id TEXT PRIMARY KEY,
+    topic TEXT NOT NULL,
+    payload BLOB NOT NULL
 );
 """
 
@@ -89,10 +96,10 @@ class Outbox:
         return (row[0], json.loads(row[1]), bool(row[2])) if row else (0, [], False)
 
     def add(self, game_id: str, seq: int, moves: list, ended: bool,
-            messages: list[tuple[str, bytes]]) -> None:
+            messages: list[tuple[str, bytes]], record: tuple[str, bytes] | None = None) -> None:
         """Queue ``messages`` (topic, payload) in order and record ``game_id``'s progress
         (last event number ``seq``, the ``moves`` covered, ``ended``), in one durable
-        transaction."""
+        transaction; ``record`` (topic, payload) is kept until :meth:`confirmed`."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -101,6 +108,9 @@ class Outbox:
                                  "ON CONFLICT(game_id) DO UPDATE SET seq=excluded.seq, "
                                  "moves=excluded.moves, ended=excluded.ended",
                                  (game_id, seq, json.dumps(moves), int(ended)))
+                if record is not None:
+                    self._db.execute("INSERT OR REPLACE INTO unconfirmed(game_id, topic, payload) "
+                                     "VALUES (?, ?, ?)", (game_id, *record))
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -116,6 +126,19 @@ class Outbox:
         """Forget row ``seq`` (the broker acknowledged it)."""
         with self._lock:
             self._db.execute("DELETE FROM outbox WHERE seq=?", (seq,))
+
+    def unconfirmed(self) -> list[tuple[str, bytes]]:
+        """The ``(topic, payload)`` of every finished record the scoreboard has not
+        confirmed yet, oldest first."""
+        with self._lock:
+            return self._db.execute("SELECT topic, payload FROM unconfirmed ORDER BY rowid").fetchall()
+
+    def confirmed(self, game_id: str) -> bool:
+        """Forget the record of ``game_id`` (the scoreboard kept or refused it for good);
+        True when one was waiting."""
+        with self._lock:
+            return self._db.execute("DELETE FROM unconfirmed WHERE game_id=?",
+                                    (game_id,)).rowcount > 0
 
     def __len__(self) -> int:
         with self._lock:

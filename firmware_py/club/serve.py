@@ -6,9 +6,10 @@ message under ``patchwork/<club>/+/+`` to the asyncio loop, where the
 each change to every open page by server-sent events (at most one push per
 ``PUSH_S`` per page, always the newest board, encoded once for all pages; a
 page that takes no data for ``WRITE_S`` seconds is dropped, so it holds at
-most one board in memory and never slows the others). Finished games are kept as
-record files in the results folder, so a restarted scoreboard keeps its
-standings.
+most one board in memory and never slows the others). Verified finished games
+are kept in the scoreboard's own store (:mod:`.results`, SQLite in the results
+folder) before the box is told so on its ``ack`` topic, so neither a restarted
+scoreboard nor a broker killed outright loses a game it had counted.
 
 Routes: ``/`` the page, ``/api/board`` the board as JSON, ``/events`` the
 server-sent events, ``/results.csv`` and ``/records.jsonl`` the results.
@@ -20,7 +21,6 @@ import asyncio
 import hashlib
 import json
 import logging
-import re
 import socket
 import time
 from importlib import resources
@@ -29,15 +29,16 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 from aiohttp import web
 
-from ..disk import write_durably
 from . import topics
 from .board import Board, Finished
 from .bridge import ClubError, ClubSettings
+from .results import ResultStore, StoreError
 
 LOG = logging.getLogger(__name__)
 PUSH_S = 0.05           # seconds between two pushes to one page, at least
 KEEPALIVE_S = 15.0      # a comment line after this long without a change
 WRITE_S = 10.0          # a page that cannot take a push for this long is dropped
+LOG_EVERY_S = 10.0      # refused messages are logged at most this often (with a count)
 
 
 class Scoreboard:
@@ -50,24 +51,19 @@ class Scoreboard:
         self.board = Board(settings.club)
         self.results = Path(results).expanduser()
         try:
-            self.results.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ClubError(f"club serve: cannot keep the results in {self.results}: "
-                            f"{exc.strerror or exc}") from None
+            self.store = ResultStore(self.results)
+        except StoreError as exc:
+            raise ClubError(f"club serve: {exc}") from None
         self.broker_error = ""
         self.broker_online = False
         self._changed: asyncio.Event | None = None     # set (and replaced) on each change
         self._encoded: tuple[tuple, bytes] = ((), b"")
-        self._saved: dict[str, tuple[Path, dict]] = {}   # game id -> its file, the record in it
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._load_results()
-
-    def _load_results(self) -> None:
-        for problem in load_results(self.board, self.results):
+        self._mqtt: mqtt.Client | None = None
+        self._logged = (float("-inf"), 0)               # when a refusal was last logged, how many since
+        for problem in self.store.load(self.board):
             LOG.warning("club serve: %s", problem)
-        for game in self.board.finished.values():
-            self._saved[game.game_id] = (self.results / result_name(game.table, game.game_id),
-                                         game.record)
+        self._kept = self.store.keys()
 
     # ----- MQTT side ------------------------------------------------------------------
     def client(self) -> mqtt.Client:
@@ -100,7 +96,9 @@ class Scoreboard:
         client.on_connect = on_connect
         client.on_disconnect = lambda c, u, f, rc, p: self._post(self._lost, f"lost the broker: {rc}")
         client.on_connect_fail = lambda c, u: self._post(self._broker, False, s.unreachable())
-        client.on_message = lambda c, u, msg: self._post(self._message, msg.topic, bytes(msg.payload))
+        client.on_message = lambda c, u, msg: self._post(self._message, msg.topic, bytes(msg.payload),
+                                                         bool(msg.retain))
+        self._mqtt = client
         return client
 
     def _post(self, fn, *args) -> None:
@@ -121,29 +119,87 @@ class Scoreboard:
         self.board.all_offline()
         self._notify()
 
-    def _message(self, topic: str, payload: bytes) -> None:
-        before = len(self.board.finished)
-        if self.board.message(topic, payload, time.monotonic()):
-            if len(self.board.finished) != before or topic.endswith("/record"):
-                self._save_finished()
+    def _message(self, topic: str, payload: bytes, retained: bool = False) -> None:
+        rejected = self.board.rejected
+        if topic.endswith("/record") and not retained:
+            changed = self._record(topic, payload)
+        else:
+            before = len(self.board.finished)
+            changed = self.board.message(topic, payload, time.monotonic(), retained)
+            if len(self.board.finished) < before:
+                self._forget_taken_back()
+        if self.board.rejected != rejected:
+            self._log_refusal()
+        if changed:
             self._notify()
 
-    def _save_finished(self) -> None:
-        """Keep the results folder in step with the finished games: write each new or
-        changed record, remove the file of a game an undo took back."""
-        for game_id in [g for g in self._saved if g not in self.board.finished]:
-            path, _ = self._saved.pop(game_id)
-            path.unlink(missing_ok=True)
-        for game in self.board.finished.values():
-            if game.record is None or self._saved.get(game.game_id, (None, None))[1] is game.record:
-                continue
-            path = self.results / result_name(game.table, game.game_id)
-            try:
-                write_durably(path, json.dumps(game.record).encode("utf-8"))
-            except OSError as exc:
-                LOG.error("club serve: cannot save %s: %s", path, exc.strerror or exc)
-                continue
-            self._saved[game.game_id] = (path, game.record)
+    def _record(self, topic: str, payload: bytes) -> bool:
+        """A live record: count it, keep it in the store, then ack it to its box (or
+        ack the refusal of a record that will never count)."""
+        try:
+            table, _ = topics.split_topic(topic, self.settings.club)
+            found = topics.parse_record(payload)
+        except topics.PayloadError as exc:
+            self.board.reject(f"{topic[:80]}: {exc}")
+            return True
+        try:
+            game = self.board.take_record(table, found, time.monotonic())
+        except topics.PayloadError as exc:
+            self.board.reject(f"{topic[:80]}: {exc}")
+            self._ack(table, found["game_id"], str(exc))
+            return True
+        if game is None:                           # counted and kept already: ack again
+            self._ack(table, found["game_id"], "")
+            return False
+        self.board.version += 1
+        if self._loop is None:
+            self._kept_game(game, self._save(game))
+        else:                                      # the commit's fsync never holds up the pages
+            saving = self._loop.run_in_executor(None, self._save, game)
+            saving.add_done_callback(lambda done: self._kept_game(game, done.result()))
+        return True
+
+    def _save(self, game: Finished) -> bool:
+        """Commit ``game`` to the store (a worker thread); False when it cannot be kept."""
+        try:
+            self.store.save(game)
+            return True
+        except StoreError as exc:                  # a full store: counted now, not kept; no ack
+            LOG.error("club serve: %s", exc)
+            return False
+
+    def _kept_game(self, game: Finished, saved: bool) -> None:
+        """Back on the loop: ack a kept game to its box, unless an undo took it back
+        meanwhile (then the store forgets it again)."""
+        if not saved:
+            return
+        self._kept.add(game.key)
+        if self.board.finished.get(game.key) is not game:
+            self._forget_taken_back()
+            return
+        self._ack(game.table, game.game_id, "")
+
+    def _ack(self, table: str, game_id: str, refused: str) -> None:
+        if self._mqtt is not None:
+            self._mqtt.publish(topics.topic(self.settings.club, table, "ack"),
+                               topics.ack_payload(game_id, refused), qos=1)
+
+    def _forget_taken_back(self) -> None:
+        """Remove from the store the games an undo at their table took back."""
+        for key in [k for k in self._kept if k not in self.board.finished]:
+            self.store.remove(key)
+            self._kept.discard(key)
+
+    def _log_refusal(self) -> None:
+        """Log what was refused, at most once per :data:`LOG_EVERY_S` with a count."""
+        last, count = self._logged
+        now = time.monotonic()
+        if now - last < LOG_EVERY_S:
+            self._logged = (last, count + 1)
+            return
+        more = f" (and {count} more refused since the last line)" if count else ""
+        LOG.warning("club serve: refused %s%s", self.board.last_rejection, more)
+        self._logged = (now, 0)
 
     def _notify(self) -> None:
         if self._changed is not None:
@@ -152,7 +208,7 @@ class Scoreboard:
 
     def snapshot(self) -> dict:
         """The board plus the broker's status, JSON-ready."""
-        return {**self.board.snapshot(), "broker_online": self.broker_online,
+        return {**self.board.snapshot(time.monotonic()), "broker_online": self.broker_online,
                 "broker_error": self.broker_error}
 
     # ----- HTTP side ------------------------------------------------------------------
@@ -222,33 +278,6 @@ class Scoreboard:
         return response
 
 
-def result_name(table: str, game_id: str) -> str:
-    """The file name of a finished game's record: ``<table>--<game id>.json``, the game
-    id's characters other than ``A-Z a-z 0-9 _ . -`` replaced by ``_`` and then a
-    short hash added, so a hostile game id never leaves the folder or collides."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", game_id)[:64]
-    if safe != game_id:
-        safe += "-" + hashlib.sha256(game_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    return f"{table}--{safe}.json"
-
-
-def load_results(board: Board, folder: str | Path) -> list[str]:
-    """Add the finished records kept in ``folder`` (``<table>--<game id>.json``) to
-    ``board``; returns a line per file skipped (unreadable or not a finished record)."""
-    problems = []
-    for path in sorted(Path(folder).glob("*.json")):
-        try:
-            found = topics.parse_record(path.read_bytes())
-        except (OSError, topics.PayloadError) as exc:
-            problems.append(f"skipped {path}: {exc}")
-            continue
-        table = path.stem.split("--", 1)[0]
-        board.finished[found["game_id"]] = Finished(
-            table, found["game_id"], found["game"], tuple(found["players"]),
-            tuple(found["scores"]), found["winner"], found["record"])
-    return problems
-
-
 def serve(settings: ClubSettings, results: str | Path, bind: str, port: int) -> int:
     """Run the scoreboard until interrupted; returns the exit status (0).
 
@@ -266,6 +295,7 @@ def serve(settings: ClubSettings, results: str | Path, bind: str, port: int) -> 
         """Leave the broker and stop paho's network thread when the page stops."""
         client.disconnect()
         client.loop_stop()
+        board.store.close()
 
     app = board.app()
     app.on_startup.append(start_mqtt)

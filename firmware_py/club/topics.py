@@ -11,8 +11,15 @@ status     ``online`` / ``offline``    1     yes     ``online`` on connect; ``of
 state      JSON :func:`state_payload`  1     yes     on every change, and again on reconnect
 event      JSON :func:`event_payload`  1     no      each accepted turn and the game's end, in
                                                      order; queued on disk while the broker is away
-record     a game record (JSON)        1     no      the finished game, once
+record     a game record (JSON)        1     no      the finished game; again until acked
+ack        JSON :func:`ack_payload`    1     no      published by the scoreboard once it keeps
+                                                     (or refuses) a record for good
 =========  ==========================  ====  ======  =========================================
+
+A box publishes a finished record again (on each reconnect and every few
+minutes) until the scoreboard's ``ack`` names its game id: the broker may lose a
+message it had acknowledged (Mosquitto writes its persistence file only now
+and then), the scoreboard's own store does not.
 
 A state carries ``seq``, the number of the game's last event when it was made,
 so a state delivered late (after a newer one of the same game) is known and skipped.
@@ -37,7 +44,7 @@ import re
 from ..rules import jsonsafe
 
 PREFIX = "patchwork"
-KINDS = ("status", "state", "event", "record")
+KINDS = ("status", "state", "event", "record", "ack")
 NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
 MAX_PAYLOAD = 64 * 1024          # state and event
 MAX_RECORD = 256 * 1024          # a whole game record
@@ -243,3 +250,19 @@ def parse_record(payload: bytes) -> dict:
         raise PayloadError("record: meta.game_id is missing")
     return {"record": data, "game_id": game_id, "scores": list(final.scores),
             "winner": final.winner, "players": list(record.players), "game": record.game}
+
+
+def ack_payload(game_id: str, refused: str = "") -> bytes:
+    """The scoreboard's answer to a record: ``{"game_id": str, "refused": str}``
+    (``refused`` is '' when the record is kept, else why it never will be)."""
+    return json.dumps({"game_id": game_id, "refused": refused[:200]},
+                      separators=(",", ":")).encode()
+
+
+def parse_ack(payload: bytes) -> dict:
+    """``{"game_id": str, "refused": str}`` of an ack; raises PayloadError otherwise."""
+    data = _obj(load_json(payload), "ack")
+    refused = data.get("refused", "")
+    if not isinstance(refused, str):
+        raise PayloadError("refused: expected text")
+    return {"game_id": _str(data, "game_id"), "refused": refused[:200]}

@@ -25,6 +25,9 @@ def run_backup(args, out=None) -> int:
         games = backup(folder, args.file)
     except OSError as exc:
         return fail(f"backup: {exc.filename or args.file}: {exc.strerror or exc}")
-    print(f"{games} game{'s' if games != 1 else ''} from {folder} saved in {args.file}",
+    from ..store.backup import NAMES
+    names = folder / NAMES
+    said = "with the player names" if names.exists() else f"(no player names: no {names})"
+    print(f"{games} game{'s' if games != 1 else ''} from {folder} saved in {args.file} {said}",
           file=out or sys.stdout)
     return 0

@@ -92,10 +92,22 @@ def _simulate(args) -> int:
 
 
 def _export(args) -> int:
+    from pathlib import Path
+
     from ..club.board import Board
-    from ..club.serve import load_results
+    from ..club.results import FILE, ResultStore, StoreError
     board = Board("export")
-    problems = load_results(board, args.results)
+    if not (Path(args.results).expanduser() / FILE).is_file():
+        print(f"club export: no scoreboard results in {args.results} (no {FILE} there)",
+              file=sys.stderr)
+        return 1
+    try:
+        store = ResultStore(args.results)
+    except StoreError as exc:
+        print(f"club export: {exc}", file=sys.stderr)
+        return 1
+    problems = store.load(board)
+    store.close()
     for problem in problems:
         print(f"club export: {problem}", file=sys.stderr)
     sys.stdout.write(board.records_jsonl() if args.format == "jsonl" else board.results_csv())

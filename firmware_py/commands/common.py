@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -13,7 +14,7 @@ def add_store_options(parser) -> None:
     """``--config FILE`` and ``--store DIR`` (which store to read)."""
     parser.add_argument("--config", help="TOML config file (the store is in its journal.dir)")
     parser.add_argument("--store", help="the store folder itself (default: journal.dir of the "
-                        "config; the terminal simulator keeps its games in <that>/sim)")
+                        "config, where run and the terminal simulator keep their games)")
 
 
 def add_filters(parser) -> None:
@@ -28,7 +29,14 @@ def store_folder(args) -> Path | None:
         return Path(args.store).expanduser()
     from ..config import state_dir
     _, cfg = discover(getattr(args, "config", None), quiet)
-    return None if cfg is None else state_dir(cfg)
+    if cfg is None:
+        return None
+    folder = state_dir(cfg)
+    legacy = folder / "sim" / "records"
+    if legacy.is_dir() and any(legacy.glob("*.json")):
+        print(f"note: reading the store in {folder}; games of an older simulator are in "
+              f"{legacy.parent} (--store {legacy.parent} reads them)", file=sys.stderr)
+    return folder
 
 
 def quiet(line: str, ok: bool) -> None:
@@ -59,16 +67,34 @@ def found_path(found) -> str | None:
 def reconcile_store(folder: Path) -> None:
     """Before a command reads the history: an index that lost rows (deleted, emptied, an old
     copy put back) is rebuilt from the records, said on standard error. Any error is left
-    to the reading that follows, which says it."""
+    to the reading that follows, which says it; an index that lost rows and cannot be
+    rebuilt now (another process holds its write lock) is said, with what to do."""
     import sqlite3
 
     from ..store import History
+    history = History(folder)
     try:
-        said = History(folder).reconcile()
+        said = history.reconcile()
+    except sqlite3.OperationalError as exc:        # locked: the reading may still work
+        said = _not_reconciled(history, exc)
     except (OSError, sqlite3.Error):
         return
     if said:
         print(f"patchwork-companion: {said}", file=sys.stderr)
+
+
+def _not_reconciled(history, exc: Exception) -> str:
+    """What to say when the index lost rows but its rebuild was refused (``exc``); ""
+    when the index and the records agree after all, or cannot be compared."""
+    import sqlite3
+    try:
+        why = history.disagreement()
+    except (OSError, sqlite3.Error):
+        return ""
+    return (f"{history.db_path}: {why}; not rebuilt now ({exc}: another process holds the "
+            "index: the service, a sqlite3 shell, a backup tool, restore?), so what follows "
+            "may miss games; the service rebuilds it once the lock goes, or run "
+            "'patchwork-companion history --rebuild'") if why else ""
 
 
 def fail(message: str) -> int:
@@ -84,12 +110,23 @@ def _json_escape(exc: UnicodeEncodeError) -> tuple[str, int]:
 
 codecs.register_error("patchwork-json-escape", _json_escape)
 
+#: characters ``json.dumps`` leaves raw that may not be printable (it escapes only C0)
+_RAW_IN_JSON = re.compile("[^\x00-\x7e]")
+
+
+def _escape_unprintable(match: re.Match) -> str:
+    char = match.group()
+    return char if char.isprintable() else json.dumps(char)[1:-1]
+
 
 def json_for(out, text: str) -> str:
     """JSON ``text`` as the stream ``out`` can write it: each character its encoding lacks
     (an emoji on an ASCII or latin-1 terminal) becomes JSON's ``\\uXXXX`` escape, which
     reads back as the same value (non-ASCII text only ever stands inside JSON strings).
-    ``text`` unchanged when ``out`` has no encoding or encodes it all."""
+    So do the characters JSON itself leaves raw that a terminal would act on: DEL, the
+    C1 controls (a UTF-8 terminal runs U+009B as CSI) and format characters such as a
+    right-to-left override. ``text`` otherwise unchanged."""
+    text = _RAW_IN_JSON.sub(_escape_unprintable, text)
     encoding = getattr(out, "encoding", None)
     if not encoding:
         return text

@@ -11,7 +11,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .common import add_filters, add_store_options, fail, json_for, store_folder
+from .common import (add_filters, add_store_options, fail, json_for, reconcile_store,
+                     store_folder)
 
 
 def add_parser(sub) -> None:
@@ -35,6 +36,7 @@ def run(args, out=None) -> int:
     if folder is None:
         return 2
     folder.mkdir(parents=True, exist_ok=True)
+    reconcile_store(folder)                         # an export never misses games in silence
     history = History(folder)
     try:
         with history.index() as index:

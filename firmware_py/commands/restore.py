@@ -55,4 +55,8 @@ def summary(done, folder) -> str:
         names.append(f"left out {', '.join((done.left_out))} (at most {MAX_NAMES} names)")
     if names:
         text += "; player names: " + "; ".join(names)
+    if done.index_problem:
+        return text + (f"; the history index was not rebuilt ({done.index_problem}: another "
+                       "process holds it?): the service rebuilds it by itself, or run "
+                       "'patchwork-companion history --rebuild'")
     return text + f"; the history holds {done.indexed} games"

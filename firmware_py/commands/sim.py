@@ -13,8 +13,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser("sim", help="play at a simulated table in the terminal (textual UI; "
                        "the [sim] extra), or with --web in a browser")
     p.add_argument("--config", help=CONFIG_HELP + "; the backend is forced to sim")
-    p.add_argument("--out", help="journal folder (default: <state dir>/sim); "
-                   "starting again resumes the game kept there")
+    p.add_argument("--out", help="journal folder (default: the state folder that run, history "
+                   "and web use); starting again resumes the game kept there")
     p.add_argument("--seed", type=int, help="deal the patch circle from this seed (repeatable games)")
     p.add_argument("--web", action="store_true",
                    help="show the table on a web page instead of the terminal (prints its address)")

@@ -107,7 +107,7 @@ def box_review_screen(ui) -> Screen:
 def hint_screen(ui) -> Screen:
     """What the box would play for the person to move (a hint in a game of two people)."""
     state = ui.state
-    who = ui.session.setup.colours[state.to_move].capitalize()
+    who = ui.session.setup.seat_names()[state.to_move]
     move = ui.hint_move
     if move is None:
         lines = ("Thinking...",) if ui.box_waiting else ("No hint:", ui.box_problem)

@@ -163,11 +163,11 @@ def option_label(action, state: GameState, with_target: bool = False) -> str:
 
 def notices(events, colours: tuple[str, str]) -> str:
     """What the players must do after an accepted turn, from its events, each
-    instruction led by the colour it is for: "Green: pay 10, take leather,
+    instruction led by the name (or colour) of the player it is for: "Green: pay 10, take leather,
     +4 income" (pay 10 buttons, take the leather patch, take 4 buttons of
     income), "Yellow: take 3 buttons", "Green: take special tile". "" when
     there is nothing to do (placing or setting aside a leather patch already
-    taken). ``colours``: the colour of player 0 and 1.
+    taken). ``colours``: how to call player 0 and 1 (names, or colours).
     """
     todo: dict[int, list[str]] = {}
     income: dict[int, int] = {}
@@ -198,7 +198,7 @@ def notices(events, colours: tuple[str, str]) -> str:
         if income.get(player):
             parts.append(f"+{income[player]} income")
         if parts:
-            out.append(f"{colours[player].capitalize()}: {', '.join(parts)}")
+            out.append(f"{_cap(colours[player])}: {', '.join(parts)}")
     return "; ".join(out)
 
 
@@ -206,7 +206,7 @@ def undo_notice(events, before: GameState, colours: tuple[str, str], player: int
     """What ``player`` must give back when a turn whose ``events`` started from
     ``before`` is undone: "Green: return 3 buttons, the patch; token back
     to 17", "Yellow: take 2 buttons back, return the patch, leather back on
-    20; token back to 9". ``colours``: the colour of player 0 and 1."""
+    20; token back to 9". ``colours``: how to call player 0 and 1 (names, or colours)."""
     net, returns, won, lift = 0, [], [], False
     for e in events:
         if isinstance(e, (ButtonsEarned, IncomePaid)) and e.player == player:
@@ -233,7 +233,12 @@ def undo_notice(events, before: GameState, colours: tuple[str, str], player: int
     steps = [", ".join(said)] if said else []
     if moved:
         steps.append(f"token back to {before.players[player].position}")
-    return f"{colours[player].capitalize()}: {'; '.join(steps) or 'turn undone'}"
+    return f"{_cap(colours[player])}: {'; '.join(steps) or 'turn undone'}"
+
+
+def _cap(who: str) -> str:
+    """A name as given ("McKay"), a colour with a capital ("green" -> "Green")."""
+    return who[:1].upper() + who[1:]
 
 
 def _and(items: list[str]) -> str:

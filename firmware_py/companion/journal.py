@@ -44,7 +44,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..disk import fsync_dir, remove_temporaries, write_durably
+from ..disk import fsync_dir, make_folder, remove_temporaries, write_durably
 from ..rules import jsonsafe
 
 JOURNAL, SNAPSHOT, QUARANTINE = "journal.jsonl", "snapshot.json", "quarantine"
@@ -80,7 +80,7 @@ def writable_error(folder: str | Path) -> OSError | None:
     folder = Path(folder)
     probe = folder / f".write-test-{os.getpid()}"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_folder(folder)
         fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             os.write(fd, b"x")
@@ -553,7 +553,7 @@ class Journal:
         self._entries = effective(self._entries + [body])
         self.snapshot_due = True
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            make_folder(self.folder)
             if not (self._rewrite or fresh) and self._vanished():
                 self._moved.append(f"{self.path}: gone or emptied while in use (folder "
                                    f"removed?); written again whole from memory")
@@ -606,7 +606,7 @@ class Journal:
         if not self._rewrite:
             return []
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            make_folder(self.folder)
             self._quarantine_files()
             self._rewrite_files()
         except OSError as exc:
@@ -691,7 +691,7 @@ class Journal:
         for i, body in enumerate(self._entries):
             lines.append(_line(first + i, body, prev))
             prev = (first + i, body)
-        write_durably(self.path, b"".join(lines))
+        write_durably(self.path, b"".join(lines), 0o600)   # the service's alone
         if self._entries:
             self.seq = first + len(self._entries) - 1
         self._last = prev
@@ -703,7 +703,7 @@ class Journal:
         OSError (no temporary file is left behind)."""
         data = {"seq": self.seq, "crc": zlib.crc32(_canon({"seq": self.seq, "entries": self._entries})),
                 "entries": self._entries}
-        write_durably(self.snapshot_path, json.dumps(data, separators=(",", ":")).encode())
+        write_durably(self.snapshot_path, json.dumps(data, separators=(",", ":")).encode(), 0o600)
         self.snapshot_due = False
 
     def flush_snapshot(self) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..disk import write_durably
+from ..disk import make_folder, write_durably
 from ..rules import jsonsafe
 
 DEFAULTS = ("Green", "Yellow")
@@ -75,6 +75,7 @@ def save_names(path: str | Path, names) -> list[str]:
     """Store ``names`` (cleaned, see :func:`clean`) durably; returns what was stored."""
     kept = clean(names)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_durably(path, json.dumps({"names": kept}, ensure_ascii=False).encode("utf-8"))
+    make_folder(path.parent)
+    # 0640: the web page's user writes it, the game service (its group) reads it
+    write_durably(path, json.dumps({"names": kept}, ensure_ascii=False).encode("utf-8"), 0o640)
     return kept

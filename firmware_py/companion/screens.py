@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..rules import Buy, load_spec, score, tally
 from . import intents
+from .badges import badge
 from .box_screens import box_review_screen, box_screen, hint_screen
 from .model import GREEN, YELLOW, Lights, PatchCard, PlayerLine, Screen
 from .ui import BOARDS, GAMES, PLAYERS, TableUI, spec_for
@@ -23,8 +24,20 @@ def player_lines(ui: TableUI) -> tuple[PlayerLine, PlayerLine]:
     return tuple(out)
 
 
+def who(ui: TableUI, player: int) -> str:
+    """How the screens call player 0/1: the name where known ("Anna", "Box"),
+    else the token's colour ("Green")."""
+    return ui.session.setup.seat_names()[player]
+
+
+def _by_colour(ui: TableUI) -> list[str]:
+    """The green player's and the yellow player's names (the order of the menu's choices)."""
+    colours = ui.session.setup.colours
+    return [who(ui, colours.index(c)) for c in (GREEN, YELLOW)]
+
+
 def _warning(ui: TableUI) -> str:
-    return " / ".join(ui.warnings.values())
+    return badge(ui.warnings.values())
 
 
 def build_screen(ui: TableUI) -> Screen:
@@ -84,7 +97,7 @@ def _turn(ui):
     spec = state.spec
     legal = intents.legal_set(state)
     chosen = ui.selected()
-    who = ui.session.setup.colours[state.to_move].capitalize()
+    name = who(ui, state.to_move)
     notice = ui.notice or ". ".join(t for t in (ui.instruction, ui.tip) if t)
     footer = "NEXT:choose OK:buy"
     if chosen is not None and not isinstance(chosen, Buy):     # in the legend: one display page
@@ -103,15 +116,16 @@ def _turn(ui):
         cards = tuple(PatchCard.of(spec, pid, selected=(chosen == Buy(pid)),
                                    buyable=Buy(pid) in legal)
                       for pid in state.offer[:3])
-    return Screen("turn", f"{who}'s turn", lines=lines, patches=cards, players=player_lines(ui),
+    return Screen("turn", f"{name}'s turn", lines=lines, patches=cards, players=player_lines(ui),
                   notice=notice, footer=footer)
 
 
 def _confirm(ui):
-    """"Which move?" (or, about readings of several moves, :func:`_readings`): the line says whose token on which space ("Green on 42:"), each
-    option names the patch's place counting clockwise from the neutral token ("2nd patch,
-    cost 3"); ``patches`` holds the buy options' pictures (``index`` = that place, the
-    cursor's one ``selected``), so patches alike in price tell apart as on the table."""
+    """"Which move?" (or, about readings of several moves, :func:`_readings`): the line
+    says whose token on which space ("Green on 42:"), each option names the patch's
+    place counting clockwise from the neutral token ("2nd patch, cost 3"); ``patches``
+    holds the buy options' pictures (``index`` = that place, the cursor's one
+    ``selected``), so patches alike in price tell apart as on the table."""
     if ui.readings:
         return _readings(ui)
     state = ui.state
@@ -120,8 +134,7 @@ def _confirm(ui):
     cards = tuple(PatchCard.of(state.spec, a.patch, selected=(i == ui.cursor),
                                index=intents.place_of(state, a), total=len(state.offer[:3]))
                   for i, a in enumerate(ui.candidates) if isinstance(a, Buy))
-    who = ui.session.setup.colours[state.to_move].capitalize()
-    line = f"{who} on " + " or ".join(str(t) for t in sorted(targets)) + ":"
+    line = f"{who(ui, state.to_move)} on " + " or ".join(str(t) for t in sorted(targets)) + ":"
     return Screen("prompt", "Which move?", lines=(line,), options=options, patches=cards,
                   selected=ui.cursor, footer="OK:YES NEXT:OTHER BACK:NO")
 
@@ -135,14 +148,14 @@ def _readings(ui):
     patches (``index``: the place each had when bought), those of the selected one
     ``selected``, in order."""
     state = ui.state
-    who = ui.session.setup.colours[state.to_move].capitalize()
+    name = who(ui, state.to_move)
     cards = []
     for i, reading in enumerate(ui.readings):
         cards += [PatchCard.of(state.spec, a.patch, selected=(i == ui.cursor),
                                index=intents.place_of(s, a), total=len(s.offer[:3]))
                   for s, a in intents.reading_steps(state, reading) if isinstance(a, Buy)]
     said = intents.reading_words(state, ui.readings[ui.cursor])
-    line = f"{who}: {said}?" if len(ui.readings[ui.cursor]) > 1 else f"{who}, {said}?"
+    line = f"{name}: {said}?" if len(ui.readings[ui.cursor]) > 1 else f"{name}, {said}?"
     lengths = {len(r) for r in ui.readings}
     title = "1 move or 2?" if lengths == {1, 2} else "Which moves?"
     options = tuple(intents.reading_label(state, r) for r in ui.readings)
@@ -151,9 +164,8 @@ def _readings(ui):
 
 
 def _leather(ui):
-    who = ui.session.setup.colours[ui.state.owed[0]].capitalize()
     return Screen("prompt", "Leather patch",
-                  lines=(f"{who} won it.", "Place it on the quilt", "or set it aside?"),
+                  lines=(f"{who(ui, ui.state.owed[0])} won it.", "Place it on the quilt", "or set it aside?"),
                   footer="OK:PLACE  NEXT:SET ASIDE")
 
 
@@ -162,18 +174,17 @@ def _menu(ui):
 
 
 def _claim(ui):
-    return _choose("Who has a 7x7?", ["Green", "Yellow"], ui)
+    return _choose("Who has a 7x7?", _by_colour(ui), ui)
 
 
 def _correct_who(ui):
-    return _choose("Whose buttons?", ["Green", "Yellow"], ui)
+    return _choose("Whose buttons?", _by_colour(ui), ui)
 
 
 def _correct_amount(ui):
     player = ui.state.players[ui.correct_player]
-    colour = ui.session.setup.colours[ui.correct_player].capitalize()
     new = player.buttons + ui.correct_delta
-    return Screen("prompt", f"{colour}'s buttons", lines=(f"{player.buttons} -> {new} buttons",),
+    return Screen("prompt", f"{who(ui, ui.correct_player)}'s buttons", lines=(f"{player.buttons} -> {new} buttons",),
                   footer="NEXT:+1 BACK:-1 OK:set")
 
 
@@ -183,13 +194,12 @@ def _end_confirm(ui):
 
 def _mismatch(ui):
     v = ui.mismatch
-    colours = ui.session.setup.colours
     state = ui.state
     lines = []
     for space in sorted(v.expected):
-        who = [i for i, p in enumerate(state.players) if p.position == space]
-        names = " and ".join(colours[i].capitalize() for i in who)
-        if state.to_move in who:
+        there = [i for i, p in enumerate(state.players) if p.position == space]
+        names = " and ".join(who(ui, i) for i in there)
+        if state.to_move in there:
             lines.append(f"Put {names} on {space}.")
         else:
             lines += [f"{names}'s token belongs", f"on {space}: put it there."]
@@ -201,15 +211,14 @@ def _mismatch(ui):
 def _end(ui):
     """The final tally: per-player rows come from ``players``; the title says who won."""
     result = tally(ui.state)
-    colours = ui.session.setup.colours
     if result.winner is None:
         title, lines = "Game ended early", ("Scores as they stand.",)
     elif result.tie_break:
-        winner = colours[result.winner].capitalize()
+        winner = who(ui, result.winner)
         title = f"{winner} wins the tie"
         lines = (f"Tie: {winner} got to the last space first.",)
     else:
-        title = f"{colours[result.winner].capitalize()} wins"
+        title = f"{who(ui, result.winner)} wins"
         lines = ()
     if ui.instruction:              # what the last move asks is still to be done
         lines = (ui.instruction,) + lines

@@ -289,8 +289,9 @@ class Session:
         Moves in the order they were accepted, each correction where it was
         made; ``"layout": "free"`` with the setup's circle for a free layout.
         ``meta`` holds ``started``, ``ended`` (RFC 3339, when known),
-        ``duration_s`` (whole seconds, when both are known) and ``app``, plus
-        any ``meta`` given (which wins).
+        ``duration_s`` (whole seconds, when both are known), ``app`` and
+        ``colours`` (the time token of player 0 and 1, e.g. ["yellow",
+        "green"]), plus any ``meta`` given (which wins).
         """
         spec = self.state.spec
         moves = []
@@ -307,6 +308,7 @@ class Session:
             if duration is not None:
                 info["duration_s"] = duration
         info["app"] = app_name()
+        info["colours"] = list(self.setup.colours)       # each seat's time token
         box = self.box_record()
         if box is not None:
             info["box_quilt"] = box

@@ -26,7 +26,10 @@ GAMES = (("patchwork", "Patchwork"), ("patchwork-express", "Patchwork Express"))
 BOARDS = (("2014", "2014 board"), ("revised", "revised board"))
 PLAYERS = (("", "Two players"),) + tuple((level, f"Box ({level})") for level in LEVELS)
 """The "Who plays?" choices: two people, or one person against the box at a level."""
-MENU_ITEMS = ("Back to game", "Undo last turn", "Claim 7x7 tile", "Correct buttons", "End game now")
+MENU_ITEMS = ("Back to game", "Undo last turn", "Claim 7x7 tile", "Correct buttons", "End game now",
+              "Web PIN")
+"""The menu's entries; "Web PIN" asks the LAN page for a PIN to show on the OLED (only
+someone at the box can ask this way, so no stranger's guessing can hold it up)."""
 HINT_ITEM = "Ask the box"
 
 
@@ -73,6 +76,7 @@ class TableUI(BoxTable):
         self.tentative = None       # the state before the last move while it is tentative
         self._events: tuple = ()    # the events of the last turn committed
         self.known_names: Callable[[], list[str]] = list   # stored player names (names.py)
+        self.pin_asked = 0          # how often the menu asked for a web PIN (on the live feed)
 
     # ----- resume ---------------------------------------------------------------
     def resume(self, entries: list[dict]) -> None:
@@ -343,7 +347,7 @@ class TableUI(BoxTable):
 
     def _arm(self) -> None:
         action = self.selected()
-        who = self._colour(self.state.to_move)
+        who = self._who(self.state.to_move)
         if action is None:
             self.notice = f"{who}: NEXT chooses a patch"
             return
@@ -422,7 +426,7 @@ class TableUI(BoxTable):
                 return False
             events += self._events
         if len(reading) > 1:
-            self.instruction = intents.notices(events, self.session.setup.colours)
+            self.instruction = intents.notices(events, self.session.setup.seat_names())
         return True
 
     def _plain(self, action, state=None) -> bool:
@@ -493,7 +497,7 @@ class TableUI(BoxTable):
         elif g.button == "back":
             self.consume_reading = True
             self._to_turn()
-            self.notice = f"{self._colour(self.state.to_move)}: move the token back"
+            self.notice = f"{self._who(self.state.to_move)}: move the token back"
 
     def _drop_question(self) -> None:
         """Undo while a question is open: what is undone is the move asked about (never
@@ -503,7 +507,7 @@ class TableUI(BoxTable):
         self.mismatch = None
         self._to_turn()
         self.notice = self.tip = ""
-        self.instruction = (f"{self._colour(mover)}: token back to "
+        self.instruction = (f"{self._who(mover)}: token back to "
                             f"{self.state.players[mover].position}")
 
     def _on_leather(self, g: Gesture) -> None:
@@ -557,7 +561,7 @@ class TableUI(BoxTable):
         events = self._events = self.session.commit(group, box)
         self.tentative = before if tentative else None
         self.notice = ""
-        said = intents.notices(events, self.session.setup.colours)
+        said = intents.notices(events, self.session.setup.seat_names())
         if not all(isinstance(a, (PlaceLeather, DiscardLeather)) for a in group):
             self.tip = ""               # a tip about the last move goes with the next one
         elif not said:
@@ -565,7 +569,7 @@ class TableUI(BoxTable):
         self.instruction = said
         if not self.instruction and isinstance(group[0], Correction):
             buttons = self.state.players[group[0].player].buttons
-            self.instruction = f"{self._colour(group[0].player)}: {buttons} buttons now"
+            self.instruction = f"{self._who(group[0].player)}: {buttons} buttons now"
         self._after_commit()
         return True
 
@@ -586,6 +590,10 @@ class TableUI(BoxTable):
         if any(intents.why_not(state, Buy(pid)) for pid in state.offer[:3]):
             self.grey_told = True
             self.tip = "Dotted picture: can't buy it now"
+
+    def _who(self, player: int | None) -> str:
+        """The name of player 0/1 where known ("Anna", "Box"), else the colour ("Green")."""
+        return self.session.setup.seat_names()[player or 0]
 
     def _colour(self, player: int | None) -> str:
         """"Green"/"Yellow" for player 0/1 of the game in progress."""
@@ -630,14 +638,14 @@ class TableUI(BoxTable):
         state = self.state
         first = group[0]
         if isinstance(first, Correction):
-            return (f"{self._colour(first.player)}: buttons back to "
+            return (f"{self._who(first.player)}: buttons back to "
                     f"{state.players[first.player].buttons}")
         try:
             _, events = self.session.check(group)
         except IllegalActionError:
             events = ()
         player = next((e.player for e in events if hasattr(e, "player")), state.to_move)
-        return intents.undo_notice(events, state, self.session.setup.colours, player or 0)
+        return intents.undo_notice(events, state, self.session.setup.seat_names(), player or 0)
 
     def _write(self, body: dict) -> None:
         self.box_journalled = body.get("kind") == "plan"     # any other entry drops a plan
@@ -674,6 +682,10 @@ class TableUI(BoxTable):
                 self.mode = "end_confirm"
             elif item == HINT_ITEM:
                 self._start_hint()
+            elif item == "Web PIN":
+                self.pin_asked += 1
+                self._to_turn()
+                self.notice = "PIN asked: see corner"
             else:
                 self._to_turn()
         self._choose(g, len(items), _ok, self._to_turn)

@@ -299,8 +299,15 @@ def action_to_move(spec: GameSpec, action: A.Action) -> Any:
 
 @dataclass(frozen=True)
 class Step:
-    """One replayed move: its ``index``, the ``player`` who made it (for a
-    correction: the player corrected), the state after it, its events."""
+    """One replayed move: its ``index``, the ``player`` who made it, the state
+    after it, its events.
+
+    ``player`` is whose token moved for action A or B (also when an untracked
+    record leaves a leather patch owed, which the engine settles for its
+    winner at the start of this move, R9), the leather's winner for a
+    ``leather`` move, the player named by a correction or a 7x7 claim, and -1
+    when nobody is to move.
+    """
 
     index: int
     player: int
@@ -327,7 +334,7 @@ def steps(record: GameRecord) -> Iterator[Step]:
     for index, move in enumerate(record.moves):
         action = move_to_action(spec, move, index, tracked)
         kind = type(action)
-        player = action.player if kind is A.ClaimSpecialTile or kind is Adjust else state.to_move
+        player = _actor(state, action, kind)
         try:
             if kind is Adjust:
                 state, events = adjust_buttons(state, action)
@@ -336,6 +343,17 @@ def steps(record: GameRecord) -> Iterator[Step]:
         except IllegalActionError as exc:
             raise RecordError(str(exc), index, exc.rule) from exc
         yield Step(index, player if player is not None else -1, state, events)
+
+
+def _actor(state: GameState, action, kind: type) -> int | None:
+    """Who makes ``action`` in ``state``: for action A or B in an untracked game
+    with a leather patch owed, the player whose token moves once the owed
+    patch counts as placed (R9: placing it changes no position), not its winner."""
+    if kind is A.ClaimSpecialTile or kind is Adjust:
+        return action.player
+    if state.owed and not state.tracked and (kind is A.Buy or kind is A.Advance):
+        return state._replace(owed=()).to_move
+    return state.to_move
 
 
 def replay(record: GameRecord, on_step=None) -> tuple[GameState, Tally]:

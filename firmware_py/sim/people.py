@@ -589,6 +589,6 @@ def play_game(seed: int, folder: str | Path | None = None) -> Outcome:
         except (WrongRecord, Stuck) as exc:
             exact, problem = False, f"{type(exc).__name__}: {exc}"
         finally:
-            table.service.stop()        # its history index thread, before the folder goes
+            table.service.stop()        # the history's index thread, before its folder goes
         return Outcome(seed, exact, people.moves, table.answered, table.shown, problem,
                        people.left_open, people.several)

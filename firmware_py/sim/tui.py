@@ -18,7 +18,8 @@ shows what a person at the table sees and gives them hands:
   journal folder); in a tall terminal, the turn history; ``?`` shows how to
   play; ``U`` pulls the sensor's USB cable out and plugs it back in.
 
-The journal lives in ``--out`` (default: ``<state dir>/sim``); quitting and
+The journal lives in ``--out`` (default: the state folder, where ``run`` keeps its
+games too, so ``history``, ``web`` and ``backup`` find them); quitting and
 starting again resumes the game from it.
 """
 from __future__ import annotations
@@ -344,21 +345,28 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="patchwork-companion sim",
                                      description="Play at a simulated table in the terminal.")
     parser.add_argument("--config", help="TOML config file (the backend is forced to sim)")
-    parser.add_argument("--out", help="journal folder (default: <state dir>/sim); "
-                        "starting again resumes the game kept there")
+    parser.add_argument("--out", help="journal folder (default: the state folder that run, "
+                        "history and web use); starting again resumes the game kept there")
     parser.add_argument("--seed", type=int, help="deal the patch circle from this seed "
                         "(repeatable games)")
     return parser
 
 
+def sim_folder(cfg: dict, out: str | None = None) -> Path:
+    """The simulator's journal and store folder: ``out``, else the state folder of
+    ``cfg`` (``journal.dir``), the one ``run``, ``history``, ``web`` and ``backup`` use."""
+    from ..config import state_dir
+    return Path(out).expanduser() if out else state_dir(cfg)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the simulator until q; returns the exit status (2 for a bad config)."""
-    from ..config import load_or_report, state_dir
+    from ..config import load_or_report
     args = build_parser().parse_args(argv)
     cfg = load_or_report(args.config)
     if cfg is None:
         return 2
-    folder = Path(args.out) if args.out else state_dir(cfg) / "sim"
+    folder = sim_folder(cfg, args.out)
     folder.mkdir(parents=True, exist_ok=True)
     logging.basicConfig(filename=folder / "sim.log", level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -370,7 +378,8 @@ def main(argv: list[str] | None = None) -> int:
         SimApp(table).run()
     finally:
         table.close()
-    print(f"journal kept in {folder}; run again to resume")
+    print(f"games and journal kept in {folder} (history, web and backup read them there); "
+          "run again to resume")
     return 0
 
 

@@ -20,7 +20,9 @@ Restore is bounded and all-or-nothing:
    records are renamed into ``records/``, the names merged into
    ``names.json``, the staging folder removed, the index rebuilt. A power
    cut during the swap is finished by :func:`finish_pending` (run by the next
-   ``restore`` and at the service's start); one before the mark is undone.
+   ``restore`` and at the service's start); one before the mark is undone. A
+   restore holds an exclusive ``flock`` on its staging folder until its swap is
+   done, so one still running is never taken for one cut short.
 
 A game the store already holds keeps the store's copy (it may have been
 renamed since the backup); a store record that is not a valid record is
@@ -29,12 +31,14 @@ the backup's other names are added after them (at most ``MAX_NAMES`` in all).
 """
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import os
 import re
 import secrets
 import shutil
+import sqlite3
 import tarfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -65,7 +69,9 @@ class Restored:
     """What :func:`restore` did: ``games`` added, ``kept`` (already in the store, kept as
     they are), ``repaired`` (store records that were not valid, replaced), names
     ``added`` from the backup, names ``kept`` that the store gained since the backup,
-    names ``left_out`` (over ``MAX_NAMES``), ``indexed`` games in the history after."""
+    names ``left_out`` (over ``MAX_NAMES``), ``indexed`` games in the history after, or
+    ``index_problem``: why the index could not be rebuilt (locked by another process; the
+    games are restored all the same, the service or ``history`` rebuilds it later)."""
 
     games: int = 0
     kept: int = 0
@@ -74,6 +80,7 @@ class Restored:
     kept_names: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
     indexed: int = 0
+    index_problem: str = ""
 
 
 def backup(folder: str | Path, target: str | Path) -> int:
@@ -160,20 +167,28 @@ def check_record(data: bytes, where: str):
 def restore(folder: str | Path, source: str | Path) -> Restored:
     """Restore the backup ``source`` into the store in ``folder`` (see the module text).
     Raises :class:`BackupError` (the store unchanged) or OSError / sqlite3.Error (from the
-    swap or the index: :func:`finish_pending` completes it)."""
+    swap or a damaged index: :func:`finish_pending` completes it); an index locked by
+    another process is said in ``index_problem``, not raised."""
     folder = Path(folder)
     finish_pending(folder)
     folder.mkdir(parents=True, exist_ok=True)
     staging = folder / f"{STAGING}{secrets.token_hex(4)}"
     (staging / RECORDS).mkdir(parents=True)
+    held = _hold(staging, wait=True)           # in progress: another start leaves it alone
     try:
-        done = _stage(folder, staging, source)
-        write_durably(staging / READY, b"")
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    done.added, done.kept_names, done.left_out = _swap(folder, staging)
-    done.indexed = History(folder).rebuild().games
+        try:
+            done = _stage(folder, staging, source)
+            write_durably(staging / READY, b"")
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        done.added, done.kept_names, done.left_out = _swap(folder, staging)
+    finally:
+        os.close(held)
+    try:
+        done.indexed = History(folder).rebuild().games
+    except sqlite3.OperationalError as exc:     # locked: the games are in, the index lags
+        done.index_problem = str(exc)
     return done
 
 
@@ -267,15 +282,44 @@ def finish_pending(folder: str | Path, rebuild: bool = True) -> list[str]:
     folder = Path(folder)
     said = []
     for staging in sorted(folder.glob(f"{STAGING}*")) if folder.is_dir() else []:
-        if not staging.is_dir():
-            continue
-        if (staging / READY).exists():
-            _swap(folder, staging)
-            said.append(f"{staging}: a restore cut short was completed")
-        else:
-            shutil.rmtree(staging)
-            said.append(f"{staging}: a restore cut short before its check ended was undone "
-                        f"(the store was not changed)")
+        held = _hold(staging, wait=False) if staging.is_dir() else None
+        if held is None:
+            continue                            # not a folder, or a restore still running
+        try:
+            if not staging.is_dir():
+                continue                        # finished by that restore meanwhile
+            if (staging / READY).exists():
+                _swap(folder, staging)
+                said.append(f"{staging}: a restore cut short was completed")
+            else:
+                shutil.rmtree(staging)
+                said.append(f"{staging}: a restore cut short before its check ended was "
+                            f"undone (the store was not changed)")
+        finally:
+            os.close(held)
     if rebuild and any("completed" in s for s in said):
         History(folder).rebuild()
     return said
+
+
+def _hold(staging: Path, wait: bool) -> int | None:
+    """An open descriptor of the folder ``staging`` with an exclusive ``flock`` on it: the
+    restore that made it holds it until its swap is done, so :func:`finish_pending` in
+    another process (the service's start, a second ``restore``) never removes or swaps a
+    restore that is still running. ``wait`` False: None when another process holds it
+    (or the folder is gone). Raises OSError (``wait`` True)."""
+    try:
+        fd = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        if wait:
+            raise
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd

@@ -24,11 +24,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
-from ..disk import remove_temporaries, write_durably
+from ..disk import make_folder, remove_temporaries, write_durably
 from ..rules import GameRecord, RecordError, dumps_record, parse_record, replay
+from .analyses import restore
 from .index import Index
-from .dates import clock_set, parse as parse_date, shown as shown_date, trusted_duration
+from .dates import clock_set, parse as parse_date, trusted_duration
 from .text import shown as _shown
+from .wording import duration_text, scores_text, when_text
 
 RECORDS, DATABASE, TEMPORARY = "records", "history.sqlite3", "record.tmp"   # TEMPORARY: older versions
 MAX_DURATION_S = 10 ** 9       # a larger meta.duration_s (over 30 years) is not a duration
@@ -82,11 +84,13 @@ def summarise(record: GameRecord, game_id: str, name: str, size: int, mtime: flo
 @dataclass
 class RebuildReport:
     """What :meth:`History.rebuild` did: ``games`` indexed, ``skipped`` (file, why) pairs,
-    ``set_aside``: where the damaged database went."""
+    ``set_aside``: where the damaged database went; ``analyses``: post-game analyses
+    taken back from their cache."""
 
     games: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
     set_aside: str = ""       # where a damaged database file was moved, "" when none was
+    analyses: int = 0         # analyses taken back from the cache (analysis/<id>.json)
 
 
 class History:
@@ -127,8 +131,9 @@ class History:
         temporary file left)."""
         path = self.record_path(game_id)
         data = (dumps_record(record) + "\n").encode()
-        self.records.mkdir(parents=True, exist_ok=True)
-        write_durably(path, data)
+        make_folder(self.folder)
+        make_folder(self.records, shared=True)     # the group's too where the folder is
+        write_durably(path, data, 0o644)
         return path
 
     def file(self, game_id: str, record: GameRecord) -> Path:
@@ -163,23 +168,48 @@ class History:
         in ``records/``). Raises :class:`StoreError` (does not replay), ``sqlite3.Error``
         (locked past the 10 s busy wait, disk full), OSError (the record file is gone)."""
         path = path or self.record_path(game_id)
-        st = path.stat()
-        row = summarise(record, game_id, path.name, st.st_size, st.st_mtime)
+        row = self._row(game_id, record, path)
         with self.index() as index:
             index.upsert(row)
+
+    def refile(self, game_id: str, record: GameRecord) -> Path:
+        """Rewrite a saved game's record and its index row as one change (a correction of
+        its names on the web page): the index's write lock is taken first, then the record
+        saved, then its row replaced. Raises ``sqlite3.OperationalError`` when another
+        process holds the index past the 10 s busy wait, OSError when the disk refuses
+        the record: in both cases nothing changed (the record and its row still agree;
+        :meth:`file` would leave a renamed record under a row no check finds stale).
+        :class:`StoreError` as :meth:`index_record`."""
+        path = self.record_path(game_id)
+        with self.index() as index:
+            with index.transaction():
+                self.save(game_id, record)
+                index.put(self._row(game_id, record, path))
+        return path
+
+    @staticmethod
+    def _row(game_id: str, record: GameRecord, path: Path) -> dict:
+        st = path.stat()
+        return summarise(record, game_id, path.name, st.st_size, st.st_mtime)
 
     def disagreement(self) -> str:
         """"" when the index holds exactly one row per record file of ``records/``; else
         what differs, e.g. "the index holds 1 of 4 saved games" or "2 rows have no record".
         Record files that could not be indexed at the last :meth:`rebuild` of this object
-        (not a valid record) are not counted. Raises sqlite3.Error, OSError."""
+        (not a valid record) are not counted, nor are record files without a row that are
+        not valid records (read until the first valid one: an invalid record must not make
+        every command rebuild the index). Raises sqlite3.Error, OSError."""
         files = {p.stem for p in self.records.glob("*.json")} if self.records.is_dir() else set()
         files -= self._unindexable
         if not self.db_path.exists():               # not made here when nothing is to go in
             return f"the index is missing, with {_games(len(files))} saved" if files else ""
         with self.index() as index:
             rows = {r[0] for r in index.db.execute("SELECT id FROM games")}
-        missing, extra = len(files - rows), len(rows - files)
+        unrowed = sorted(files - rows)
+        while unrowed and not self._indexable(unrowed[0]):  # no rebuild would add its row
+            self._unindexable.add(unrowed.pop(0))
+        files -= self._unindexable
+        missing, extra = len(unrowed), len(rows - files)
         parts = []
         if missing:
             parts.append(f"the index holds {len(files & rows)} of {len(files)} saved games")
@@ -215,7 +245,7 @@ class History:
         lock for its row, so its row is either in the rebuilt index or written after
         it; it is never dropped."""
         report = RebuildReport()
-        self.folder.mkdir(parents=True, exist_ok=True)
+        make_folder(self.folder)
         index = self._sound_index(report)
         with index:
             with index.transaction():
@@ -228,18 +258,32 @@ class History:
                     else:
                         report.games += 1
         self._unindexable = {Path(path).stem for path, _ in report.skipped}
+        report.analyses = restore(self)
         return report
 
     def _index_one(self, index: Index, path: Path) -> str:
         """Read, replay and insert the record at ``path`` inside the rebuild's transaction;
         "" or why it is not indexed."""
         try:
-            st = path.stat()
-            record = parse_record(path.read_bytes())
-            row = summarise(record, path.stem, path.name, st.st_size, st.st_mtime)
-        except (OSError, RecordError, StoreError, ValueError, RecursionError) as exc:
+            row = self._row_of(path)
+        except _UNREADABLE as exc:
             return str(exc)
         return self._put_or_skip(index, row)
+
+    @staticmethod
+    def _row_of(path: Path) -> dict:
+        """The index row of the record file at ``path``; raises one of ``_UNREADABLE``."""
+        st = path.stat()
+        return summarise(parse_record(path.read_bytes()), path.stem, path.name, st.st_size,
+                         st.st_mtime)
+
+    def _indexable(self, game_id: str) -> bool:
+        """True when the record of ``game_id`` reads and replays (a rebuild would index it)."""
+        try:
+            self._row_of(self.record_path(game_id))
+        except _UNREADABLE:
+            return False
+        return True
 
     @staticmethod
     def _put_or_skip(index: Index, row: dict) -> str:
@@ -282,6 +326,9 @@ class History:
                 os.replace(path, path.with_name(path.name + ".corrupt"))
 
 
+_UNREADABLE = (OSError, RecordError, StoreError, ValueError, RecursionError)
+
+
 def _games(n: int) -> str:
     """"1 game", "4 games"."""
     return f"{n} game{'s' if n != 1 else ''}"
@@ -296,16 +343,16 @@ def _damaged(exc: sqlite3.Error) -> bool:
 
 
 def row_text(row: dict) -> str:
-    """One history line: date (the end's, else the start's; "clock not set" when taken
-    before the clock was set), game, time board, players with scores, winner, duration (any
+    """One history line: start time, game, time board, players with scores (the winner
+    first), winner, duration in the wording every reader uses (:mod:`.wording`; any
     control character of a record's text shown escaped)."""
-    when = _shown(shown_date(row["ended"] if row["ended"] and (
-        clock_set(row["ended"]) or not clock_set(row["started"])) else row["started"]))
-    names = [f"{_shown(row[f'p{i}_name'])} {row[f'p{i}_score']}" for i in (0, 1)]
-    winner = _shown(row[f"p{row['winner']}_name"]) if row["winner"] is not None else "-"
-    minutes = f"{row['duration_s'] // 60} min" if row["duration_s"] is not None else "?"
+    when = _shown(when_text(row["started"], row["ended"]))
+    names = [_shown(row[f"p{i}_name"]) for i in (0, 1)]
+    scores = scores_text(names, [row["p0_score"], row["p1_score"]], row["winner"])
+    winner = names[row["winner"]] if row["winner"] is not None else "-"
+    length = duration_text(row["duration_s"]) or "?"
     return (f"{_shown(row['id'])}  {when:16}  {row['game']:17} {row['time_board']:8} "
-            f"{names[0]} : {names[1]}  winner {winner}  {minutes}")
+            f"{scores}  winner {winner}  {length}")
 
 
 def dumps_row(row: dict) -> str:

@@ -37,6 +37,7 @@ only ever derived from records (:func:`firmware_py.store.summarise`).
 """
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -67,6 +68,21 @@ CREATE VIEW IF NOT EXISTS game_rows AS
            p1=", ".join(f"b.{c} AS p1_{c}" for c in PLAYER_COLUMNS))
 
 
+def _create_shared(path: Path) -> None:
+    """Create the database file if missing, readable and writable by its owner and by the
+    group of its folder when that folder grants the group access (the web page's user
+    corrects names in the index); SQLite gives its -wal and -shm files the same mode."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError:
+        return                         # there already, or SQLite says why it cannot be
+
+    try:
+        os.fchmod(fd, 0o600 | (path.parent.stat().st_mode & 0o060))
+    finally:
+        os.close(fd)
+
+
 class Index:
     """An open index database at ``path`` (created with the schema if missing).
 
@@ -76,6 +92,7 @@ class Index:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        _create_shared(self.path)
         self.db = sqlite3.connect(self.path, timeout=10, isolation_level=None)
         try:
             self.db.row_factory = sqlite3.Row
@@ -106,6 +123,11 @@ class Index:
         with self.transaction():
             for one in rows if rows is not None else [row]:
                 self._put(one)
+
+    def put(self, row: dict) -> None:
+        """Insert or replace one game (``row`` as :meth:`upsert`) inside a
+        :meth:`transaction` the caller holds."""
+        self._put(row)
 
     def _put(self, row: dict) -> None:
         self.db.execute("DELETE FROM games WHERE id = ?", (row["id"],))

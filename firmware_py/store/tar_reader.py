@@ -12,7 +12,8 @@ is read here instead, with the standard library's :mod:`gzip` only:
   else of it); an empty folder entry is passed over; anything else (links,
   devices, GNU extensions) is refused;
 * caps bound everything before a byte of it is read: the number of members,
-  each member's size, the total unpacked size and each extended header; the
+  each member's size, the total unpacked size (extended headers included) and
+  each extended header; the
   error names the cap;
 * members are yielded one at a time (memory: one member at most), and the
   stream is decompressed only as far as it is read.
@@ -64,6 +65,7 @@ def members(stream: BinaryIO, caps: Caps, where: str) -> Iterator[tuple[str, byt
             if size > caps.header:
                 raise TarError(f"{where}: member {count + 1}: an extended (pax) header of {size} "
                                f"bytes passes the cap of {caps.header} bytes")
+            total = _counted(total + size, caps, where)
             records = _pax(reader.data(size), where, count + 1)
             if kind == PAX:
                 pending = records
@@ -82,11 +84,17 @@ def members(stream: BinaryIO, caps: Caps, where: str) -> Iterator[tuple[str, byt
         if size > caps.member:
             raise TarError(f"{where}: {name!r} is {size} bytes, over the cap of {caps.member} "
                            f"bytes for one member")
-        total += size
-        if total > caps.total:
-            raise TarError(f"{where}: the members unpack to more than {caps.total} bytes "
-                           f"(the cap on the total)")
+        total = _counted(total + size, caps, where)
         yield name, reader.data(size)
+
+
+def _counted(total: int, caps: Caps, where: str) -> int:
+    """``total`` (bytes unpacked so far: members and extended headers, which a gzip stream
+    of nothing else would otherwise unpack without bound); TarError past the cap."""
+    if total > caps.total:
+        raise TarError(f"{where}: the members unpack to more than {caps.total} bytes "
+                       f"(the cap on the total)")
+    return total
 
 
 class _Reader:

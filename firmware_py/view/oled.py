@@ -301,7 +301,7 @@ def _end(c: _Canvas, screen: Screen) -> None:
     best = max(screen.players, key=lambda p: p.score, default=None)
     tied = sum(p.score == best.score for p in screen.players) > 1 if best else False
     title = screen.title or (f"{_name(best)} wins" if best and not tied else "Game over")
-    _header(c, [title, " ".join(title.split()[:2])], screen.warning)
+    _header(c, [title], screen.warning)
     bottom = _bottom(screen)
     tile = any(p.special for p in screen.players)
     c.text(TINY, (1, HEADER + 2), "BUTTONS+TILE-2xEMPTY=SCORE" if tile
@@ -348,34 +348,56 @@ _PAINTERS: dict[str, Callable[[_Canvas, Screen], None]] = {
 # --- pieces ----------------------------------------------------------------
 
 def _header(c: _Canvas, titles: Sequence[str], warning: str) -> None:
-    """The inverted bar: the warning tag at the right (paged in words so that
-    the shortest of ``titles`` still fits, but never below ``TAG_MIN`` px),
-    then the first of ``titles`` that fits beside it (the last one cut
-    otherwise, which is reported)."""
+    """The inverted bar: the warning tag at the right, then the first of
+    ``titles`` that fits beside it (``titles`` are forms of the same words,
+    shortest last). The tag stays whole beside the first title that leaves it
+    room; else it is paged in words so that the shortest title still fits,
+    but never below ``TAG_MIN`` px. When even that leaves no ``TAG_MIN`` px,
+    the bar shows the first title whole and the warning across the bar in
+    turn, so no title is cut."""
     c.draw.rectangle((0, 0, WIDTH - 1, HEADER - 1), fill=ON)
-    shortest = min(BIG.width(t) for t in titles)
-    room = _tag(c, warning, max(TAG_MIN, WIDTH - 3 - shortest)) - 3
-    title = next((t for t in titles if BIG.width(t) <= room), None)
-    c.text(BIG, (2, 0), title if title is not None else c.fit(BIG, titles[-1], room, "title"),
+    avail = WIDTH - 3 - min(BIG.width(t) for t in titles)
+    if warning and avail < TAG_MIN:
+        parts = _tag_parts(warning, WIDTH - 3)
+        c.tag_pages = 2 * len(parts)
+        if c.page % 2:
+            _tag(c, warning, WIDTH - 3, parts[(c.page // 2) % len(parts)])
+            return
+        warning = ""
+    room = min(TAG_MAX, avail) - 1
+    if warning:
+        whole = max(TINY.width(w) for w in warning.split(" / "))
+        if any(whole <= WIDTH - 4 - BIG.width(t) for t in titles):
+            room = whole
+    left = _tag(c, warning, room) - 3
+    title = next((t for t in titles if BIG.width(t) <= left), None)
+    c.text(BIG, (2, 0), title if title is not None else c.fit(BIG, titles[-1], left, "title"),
            fill=0)
 
 
-def _tag(c: _Canvas, warning: str, max_width: int) -> int:
-    """Draw ``warning`` as a black tag, at most ``max_width`` px wide, at the
-    right end of the bar; several warnings (joined by " / ") or one too wide
-    show in turn, a part per page. Returns the tag's left edge (``WIDTH``
-    without a warning), the same on every page."""
+def _tag_parts(warning: str, room: int) -> list[str]:
+    """``warning`` in pieces of at most ``room`` px, each warning (" / ") on its own."""
+    return [piece for part in warning.split(" / ") for line in _wrap(TINY, part, room)
+            for piece in _pieces(TINY, line, room)]
+
+
+def _tag(c: _Canvas, warning: str, room: int, part: str | None = None) -> int:
+    """Draw ``warning`` as a black tag whose text is at most ``room`` px wide,
+    at the right end of the bar; several warnings (joined by " / ") or one too
+    wide show in turn, a part per page (``part``: this one, the pages counted
+    by the caller). Returns the tag's left edge (``WIDTH`` without a warning),
+    the same on every page. The tag's text joins the overlap check."""
     if not warning:
         return WIDTH
-    room = min(TAG_MAX, max_width) - 1
-    parts = [piece for part in warning.split(" / ") for line in _wrap(TINY, part, room)
-             for piece in _pieces(TINY, line, room)]
-    widest = max(TINY.width(part) for part in parts)
-    c.tag_pages = len(parts)
-    text = c.fit(TINY, parts[c.page % len(parts)], room, "warning")
+    parts = _tag_parts(warning, room)
+    widest = max(TINY.width(p) for p in parts)
+    if part is None:
+        c.tag_pages = len(parts)
+        part = parts[c.page % len(parts)]
+    text = c.fit(TINY, part, room, "warning")
     left = WIDTH - 1 - min(widest, room)
     c.draw.rectangle((left, 1, WIDTH - 1, HEADER - 2), fill=0)
-    TINY.draw(c.draw, (WIDTH - TINY.width(text), 2), text, fill=1)
+    c.text(TINY, (WIDTH - TINY.width(text), 2), text)
     return left
 
 

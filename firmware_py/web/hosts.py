@@ -7,22 +7,41 @@ its own), and changes must come from a page this server served (``Origin``).
 
 :func:`allowed_names` builds the allow-list: the configured address, this
 machine's host name and its ``.local`` (mDNS) name, the machine's own IP
-addresses, and ``localhost`` / ``127.0.0.1`` / ``::1``. :class:`HostGuard`
-checks a request's ``Host`` (always) and ``Origin`` (whenever the browser sends
-one, and required on anything but GET/HEAD) against it, and against the port
-served. Standard library only; the aiohttp servers wrap it in a middleware.
+addresses, and ``localhost`` / ``127.0.0.1`` / ``::1``, plus any names the
+owner adds (``web.hostnames``: a reverse proxy's). :class:`HostGuard` checks a
+request's ``Host`` (always) and ``Origin`` (whenever the browser sends one, and
+required on anything but GET/HEAD) against it, and against the port served; an
+IP address is also this server when it is the very address the connection
+arrived on (a foreign page can never have it as its own origin). The aiohttp
+servers wrap it in a middleware.
+
+:class:`LimitedRunner` is an ``aiohttp`` ``AppRunner`` whose server refuses a
+connection (closes it at once) when its address already holds
+:data:`PER_ADDRESS` connections, or the server holds :data:`MAX_CONNECTIONS`:
+one stranger cannot use up the process's file descriptors.
 """
 from __future__ import annotations
 
 import ipaddress
+import logging
 import socket
+import time
+from collections import Counter
 from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from aiohttp import web
+from aiohttp.web_server import Server
+
+LOG = logging.getLogger(__name__)
 
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 ANY_ADDRESS = frozenset({"0.0.0.0", "::", ""})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 DEFAULT_PORTS = {"http": 80, "https": 443}
+PER_ADDRESS = 24         #: open connections one address may hold (a browser opens about 6)
+MAX_CONNECTIONS = 400    #: open connections in all (the web unit's LimitNOFILE is 1024)
+LOG_EVERY_S = 10.0       #: refused connections are logged at most this often
 
 
 class HostRefused(Exception):
@@ -56,11 +75,13 @@ def own_addresses(hostname: str) -> frozenset[str]:
 
 
 def allowed_names(address: str, hostname: str | None = None,
-                  addresses: frozenset[str] | None = None) -> frozenset[str]:
+                  addresses: frozenset[str] | None = None,
+                  extra: tuple[str, ...] = ()) -> frozenset[str]:
     """The host names and addresses a page listening on ``address`` answers to
     (lower case, IPv6 without brackets): ``address`` itself (unless it is a wildcard
     such as 0.0.0.0), ``hostname`` (default: this machine's), its first label +
-    ``.local``, ``addresses`` (default: :func:`own_addresses`), and the loopback names.
+    ``.local``, ``addresses`` (default: :func:`own_addresses`), the loopback names and
+    the ``extra`` names (the config's ``web.hostnames``).
     Raises ValueError when ``address`` holds a character no host name has."""
     address = (address or "").strip().lower().strip("[]")
     if any(c in address for c in "/@?# "):
@@ -73,6 +94,7 @@ def allowed_names(address: str, hostname: str | None = None,
         names.add(hostname)
         names.add(hostname.split(".")[0] + ".local")
     names |= addresses if addresses is not None else own_addresses(hostname or "localhost")
+    names |= {e.strip().lower().rstrip(".") for e in extra}
     return frozenset(n.lower() for n in names if n)
 
 
@@ -115,19 +137,21 @@ class HostGuard:
         """The guard of a page listening on ``address``:``port``."""
         return cls(allowed_names(address, hostname), port)
 
-    def check_host(self, host: str | None) -> None:
+    def check_host(self, host: str | None, local: str | None = None) -> None:
         """Raise :class:`HostRefused` (421) unless ``host`` (the Host header) names this
-        server: a name of the list, and the port served when it gives one."""
+        server: a name of the list or ``local`` (the address the connection arrived
+        on), and the port served when it gives one."""
         if not host:
             raise HostRefused("refused: the request names no host", 421)
         try:
             name, port = split_host(host)
         except ValueError as exc:
             raise HostRefused(f"refused: {exc}", 421) from None
-        if not self._ours(name, port, 80):
+        if not self._ours(name, port, 80, local):
             raise HostRefused(f"refused: this page does not answer to the host {host!r}", 421)
 
-    def check_origin(self, origin: str | None, required: bool = True) -> None:
+    def check_origin(self, origin: str | None, required: bool = True,
+                     local: str | None = None) -> None:
         """Raise :class:`HostRefused` (403) unless ``origin`` (the Origin header) is a page
         of this server (http or https, a name of the list, the port served); a missing
         Origin is refused only when ``required``."""
@@ -140,18 +164,22 @@ class HostGuard:
             name, port = split_host(parts.netloc)
         except ValueError:
             name, port = "", None
-        if parts.scheme not in DEFAULT_PORTS or not self._ours(name, port,
-                                                               DEFAULT_PORTS[parts.scheme]):
+        if parts.scheme not in DEFAULT_PORTS or not self._ours(
+                name, port, DEFAULT_PORTS[parts.scheme], local):
             raise HostRefused(f"refused: a change must come from this page, not from {origin}")
 
-    def check(self, method: str, host: str | None, origin: str | None) -> None:
+    def check(self, method: str, host: str | None, origin: str | None,
+              local: str | None = None) -> None:
         """Both checks for one request: Host always; Origin when sent, and on every method
-        but GET/HEAD/OPTIONS even when missing."""
-        self.check_host(host)
-        self.check_origin(origin, required=method.upper() not in SAFE_METHODS)
+        but GET/HEAD/OPTIONS even when missing. ``local``: the address the connection
+        arrived on (also this server's)."""
+        self.check_host(host, local)
+        self.check_origin(origin, required=method.upper() not in SAFE_METHODS, local=local)
 
-    def _ours(self, name: str, port: int | None, default_port: int) -> bool:
-        if name not in self.names and not _same_address(name, self.names):
+    def _ours(self, name: str, port: int | None, default_port: int,
+              local: str | None = None) -> bool:
+        known = self.names | ({local.split("%")[0].lower()} if local else set())
+        if name not in known and not _same_address(name, known):
             return False
         return self.port is None or (port if port is not None else default_port) == self.port
 
@@ -181,8 +209,68 @@ def host_middleware(guard: HostGuard):
     async def check_hosts(request, handler):
         """Host and Origin first; then the handler."""
         try:
-            guard.check(request.method, request.headers.get("Host"), request.headers.get("Origin"))
+            guard.check(request.method, request.headers.get("Host"), request.headers.get("Origin"),
+                        local_address(request))
         except HostRefused as exc:
             return web.Response(text=str(exc), status=exc.status, content_type="text/plain")
         return await handler(request)
     return check_hosts
+
+
+def local_address(request) -> str | None:
+    """The address ``request``'s connection arrived on (this machine's), or None."""
+    sock = request.transport.get_extra_info("sockname") if request.transport else None
+    return str(sock[0]) if isinstance(sock, tuple) and sock else None
+
+
+class _LimitedServer(Server):
+    """aiohttp's server with a cap of connections per address and in all (made from
+    the application's own server by :meth:`LimitedRunner._make_server`)."""
+
+    def _start_counting(self) -> None:
+        self.per_address: Counter = Counter()
+        self._peers: dict[int, str] = {}
+        self._logged = (float("-inf"), 0)
+
+    def connection_made(self, handler, transport) -> None:
+        super().connection_made(handler, transport)
+        peer = transport.get_extra_info("peername")
+        addr = peer[0] if isinstance(peer, tuple) and peer else "?"
+        if self.per_address[addr] >= PER_ADDRESS or len(self._peers) >= MAX_CONNECTIONS:
+            self._refused(addr)
+            transport.pause_reading()
+            handler._force_close = True            # its request loop ends before it reads
+            loop = self._loop                      # and the socket closes once it has ended
+            loop.call_soon(loop.call_soon, transport.abort)
+            return
+        self.per_address[addr] += 1
+        self._peers[id(handler)] = addr
+
+    def connection_lost(self, handler, exc=None) -> None:
+        addr = self._peers.pop(id(handler), None)
+        if addr is not None:
+            self.per_address[addr] -= 1
+            if self.per_address[addr] <= 0:
+                del self.per_address[addr]
+        super().connection_lost(handler, exc)
+
+    def _refused(self, addr: str) -> None:
+        last, count = self._logged
+        now = time.monotonic()
+        if now - last < LOG_EVERY_S:
+            self._logged = (last, count + 1)
+            return
+        LOG.warning("web: refused a connection from %s: it holds %d already (%d open in all)%s",
+                    addr, self.per_address[addr], len(self._peers),
+                    f"; {count} more refused since the last line" if count else "")
+        self._logged = (now, 0)
+
+
+class LimitedRunner(web.AppRunner):
+    """An ``AppRunner`` whose server caps connections per address and in all."""
+
+    async def _make_server(self) -> Server:
+        server = await super()._make_server()
+        server.__class__ = _LimitedServer          # the same server, counting connections
+        server._start_counting()
+        return server

@@ -8,6 +8,8 @@ newest event it has not sent yet, so a slow browser skips states instead of
 piling them up, and never holds up the others. Every two seconds it checks
 that its socket file still exists (the feed folder may have been recreated)
 and reads ``live.json`` if it is newer than what it has (a missed datagram).
+When a snapshot's ``pin_asked`` goes up within one service run (someone chose
+"Web PIN" in the box's menu), it calls ``on_pin_asked``.
 """
 from __future__ import annotations
 
@@ -15,8 +17,9 @@ import asyncio
 import json
 import logging
 from pathlib import Path
+from typing import Callable
 
-from ..feed import LIVE_FILE, FeedSubscriber, read_live
+from ..feed import LIVE_FILE, STALE_SECONDS, FeedSubscriber, feed_age, read_live
 
 LOG = logging.getLogger(__name__)
 
@@ -52,6 +55,11 @@ def sse_event(snapshot: dict) -> bytes:
     return f"id: {snapshot.get('seq', 0)}\nevent: live\ndata: {data}\n\n".encode()
 
 
+def _count(snap: dict, key: str) -> int:
+    value = snap.get(key)
+    return value if type(value) is int else 0
+
+
 class LiveHub:
     """Feed subscriber + fan-out to pages. ``snapshot`` is the newest (or None)."""
 
@@ -65,6 +73,8 @@ class LiveHub:
         self._task: asyncio.Task | None = None
         self.received = 0
         self._mtime = 0                 # live.json's mtime when last read
+        self.stopped: int | None = None  # whole minutes since the service stopped (None: runs)
+        self.on_pin_asked: Callable[[], None] = lambda: None
 
     async def start(self) -> None:
         """Bind the socket and start listening (call inside the running loop)."""
@@ -93,9 +103,32 @@ class LiveHub:
                 snap.get("seq", 0) <= old.get("seq", 0):
             return
         self.snapshot = snap
-        self.event = sse_event(snap)
+        self.stopped = None
+        if (old is not None and old.get("run") == snap.get("run")
+                and _count(snap, "pin_asked") > _count(old, "pin_asked")):
+            self.on_pin_asked()
+        self._push(sse_event(snap))
+
+    def _push(self, event: bytes) -> None:
+        self.event = event
         for client in self.clients:
-            client.offer(self.event)
+            client.offer(event)
+
+    def check_alive(self, now: float | None = None) -> None:
+        """Say on every page when the game service has stopped: the snapshot held is
+        sent again with ``stopped_s`` (seconds since it was last heard of, see
+        :func:`~firmware_py.feed.feed_age`), again each whole minute; without it once
+        the service is heard of again."""
+        if self.snapshot is None:
+            return
+        age = feed_age(self.folder, now)
+        stale = age is not None and age > STALE_SECONDS
+        minute = int(age // 60) if stale else None
+        if minute == self.stopped:
+            return
+        self.stopped = minute
+        self._push(sse_event({**self.snapshot, "stopped_s": int(age)} if stale
+                             else self.snapshot))
 
     async def _watch(self) -> None:
         while True:
@@ -104,6 +137,7 @@ class LiveHub:
                 if not self.sub.bound():
                     LOG.info("live feed socket %s vanished: binding again", self.sub.path)
                     self._bind()
+                self.check_alive()
                 try:
                     mtime = (self.folder / LIVE_FILE).stat().st_mtime_ns
                 except FileNotFoundError:

@@ -14,13 +14,28 @@ from html import escape
 from urllib.parse import urlencode
 
 from ..rules import load_spec
+from ..store.wording import duration_text, result_text, when_text
 from . import svg
 
 GAME_NAMES = {"patchwork": "Patchwork", "patchwork-express": "Patchwork Express"}
 NAV = (("/", "Live"), ("/history", "History"), ("/stats", "Statistics"),
        ("/downloads", "Downloads"), ("/players", "Players"))
-COLOURS = {"green": "#1aa31a", "yellow": "#e6a000"}
-SERIES = ("#1aa31a", "#e6a000", "#3b6fd8", "#b5651d", "#8e44ad", "#555555")
+COLOURS = {"green": "#1aa31a", "yellow": "#e6b800"}
+#: chart colours: none is near the tokens' green or yellow (a player called Green or
+#: Yellow is drawn in that token's colour instead)
+SERIES = ("#3b6fd8", "#8e44ad", "#b03a2e", "#555555", "#c2185b", "#0b3d91")
+
+
+def player_colour(name: str, index: int) -> str:
+    """The chart colour of a player: the token's colour for "Green"/"Yellow", else the
+    ``index``-th of :data:`SERIES`."""
+    return COLOURS.get(name.strip().lower(), SERIES[index % len(SERIES)])
+
+
+def script_json(value) -> str:
+    """``value`` as JSON safe inside a ``<script>`` element: every ``<`` is written
+    ``\\u003c``, so no text in it (``</script>``, ``<!--``) can end or bend the element."""
+    return json.dumps(value).replace("<", "\\u003c")
 
 
 def layout(title: str, here: str, body: str, scripts: tuple[str, ...] = ()) -> str:
@@ -37,50 +52,72 @@ def layout(title: str, here: str, body: str, scripts: tuple[str, ...] = ()) -> s
 
 
 def live_page() -> str:
-    """The live table; ``/static/live.js`` fills it from ``/events``."""
+    """The live table; ``/static/live.js`` fills it from ``/events``. Until the first
+    snapshot it shows a waiting note (the boards and the OLED picture stay hidden)."""
     p, e = load_spec("patchwork", "2014"), load_spec("patchwork-express")
-    boards = (svg.board_svg(p.last_space, p.income_spaces, (), "board-patchwork") +
-              svg.board_svg(e.last_space, e.income_spaces, (), "board-express")
-              .replace('class="board"', 'class="board" style="display:none"', 1))
+    quilts = "".join(f'<figure><figcaption id="q-{i}-name"></figcaption><div id="q-{i}"></div>'
+                     f'<p class="small muted" id="q-{i}-note"></p></figure>' for i in (0, 1))
+    boards = (svg.board_svg(p.last_space, p.income_spaces, range(p.last_space + 1),
+                            "board-patchwork") +
+              svg.board_svg(e.last_space, e.income_spaces, range(e.last_space + 1),
+                            "board-express").replace('class="board"', 'class="board" hidden', 1))
     body = f"""
-<h1><span id="to-move">waiting for the companion...</span> <small class="muted" id="turn"></small></h1>
-<div class="grid">
+<h1><span id="to-move">Waiting for the box</span> <small class="muted" id="turn"></small></h1>
+<p class="status" id="status"><span id="link">connecting...</span></p>
+<section class="card" id="waiting"><h2>No game on the box yet</h2>
+ <p>This page shows the game at the table as it is played. Nothing has come from the box
+ yet: once the companion runs (<code>patchwork-companion run</code>) and a game is set up on
+ the OLED, the time board and the players appear here by themselves.</p></section>
+<div class="grid" id="table" hidden>
  <section class="card live"><h2>Time board</h2>{boards}
   <p class="instruction" id="instruction"></p><p class="ok" id="winner"></p>
   <p class="error" id="warnings"></p></section>
  <section>
   <div class="card"><h2>Players</h2>
-   <table class="players"><thead><tr><th>player</th><th class="num">space</th>
+   <table class="players"><thead><tr><th>player</th><th class="num wide">space</th>
    <th class="num">buttons</th><th class="num">income</th><th class="num">empty</th>
-   <th>tile</th><th class="num">score</th></tr></thead><tbody id="players-body"></tbody></table></div>
-  <div class="card"><h2>On offer</h2><div class="offer" id="offer"></div></div>
-  <div class="card"><h2>OLED</h2><img id="oled" class="oled" alt="the OLED screen">
-   <pre id="oled-text" class="muted"></pre></div>
-  <p class="muted">feed: <span id="link">connecting...</span>, snapshot <span id="seq">-</span></p>
+   <th class="num">score</th></tr></thead><tbody id="players-body"></tbody></table>
+   <p class="muted small">score as it stands: buttons + 7 for the 7x7 tile - 2 per empty
+   square of the quilt</p></div>
+  <div class="card"><h2>Quilts</h2><div class="quilts">{quilts}</div></div>
+  <div class="card"><h2 id="offer-title">On offer</h2><div class="offer" id="offer"></div>
+   <p class="muted small">{svg.LEGEND}</p></div>
+  <div class="card"><h2>The box's screen</h2><img id="oled" class="oled" alt="the OLED screen" hidden>
+   <details><summary class="small">the screen as text</summary>
+   <pre id="oled-text" class="muted small"></pre></details></div>
+  <p class="muted small">snapshot <span id="seq">-</span></p>
  </section>
 </div>"""
-    return layout("Live table", "/", body, ("/static/live.js",))
+    return layout("Live table", "/", body, ("/static/pictures.js", "/static/live.js"))
 
 
 def _when(row: dict) -> str:
-    """The start of a game as the history shows it ("clock not set" when it was taken
-    before the box's clock was set)."""
-    from ..store.dates import shown
-    return escape(shown(row.get("started")))
+    return escape(when_text(row.get("started"), row.get("ended")))
+
+
+def _mark(colour: str) -> str:
+    """A dot in a token's colour before a name (nothing for an unknown colour)."""
+    return f'<span class="mark {colour}"></span>' if colour in COLOURS else ""
 
 
 def _players_cell(row: dict) -> str:
     out = []
     for p in row["players"]:
-        name = escape(p["name"])
+        name = _mark(p.get("colour", "")) + escape(p["name"])
         out.append(f"<b>{name}</b>" if p.get("winner") else name)
     return " vs ".join(out)
 
 
+def _result(row: dict) -> str:
+    """"Ben wins 31 to 12" (the winner's score first), or both scores for a game ended early."""
+    players = row["players"]
+    winner = next((i for i, p in enumerate(players) if p.get("winner")), None)
+    return escape(result_text([p["name"] for p in players], [p["score"] for p in players],
+                              winner, bool(row.get("tie_break"))))
+
+
 def _duration(seconds) -> str:
-    if not seconds:
-        return ""
-    return f"{int(seconds) // 60} min"
+    return duration_text(seconds)
 
 
 def history_page(rows: list[dict], total: int, filters: dict, names: list[str],
@@ -93,14 +130,12 @@ def history_page(rows: list[dict], total: int, filters: dict, names: list[str],
         for n in names)
     lines = []
     for r in rows:
-        scores = " : ".join(str(p["score"]) for p in r["players"])
-        winner = next((p["name"] for p in r["players"] if p.get("winner")), "")
-        lines.append(f'<tr data-id="{escape(str(r["id"]))}"><td>{_when(r)}</td>'
-                     f'<td>{GAME_NAMES.get(r["game"], escape(r["game"]))}</td>'
-                     f'<td>{escape(r.get("time_board") or "")}</td><td>{_players_cell(r)}</td>'
-                     f'<td class="num">{scores}</td><td>{escape(winner)}</td>'
-                     f'<td class="num">{_duration(r.get("duration_s"))}</td>'
-                     f'<td><a href="/game/{escape(str(r["id"]))}">replay</a></td></tr>')
+        gid = escape(str(r["id"]))
+        lines.append(f'<tr data-id="{gid}"><td class="when">{_when(r)}</td>'
+                     f'<td>{GAME_NAMES.get(r["game"], escape(r["game"]))}'
+                     f'{_board_words(r)}</td><td>{_players_cell(r)}</td>'
+                     f'<td>{_result(r)}</td><td class="num">{_duration(r.get("duration_s"))}</td>'
+                     f'<td><a href="/game/{gid}">replay</a></td></tr>')
     pages = max(1, -(-total // per_page))
     query = {k: v for k, v in filters.items() if v}
     pager = []
@@ -113,49 +148,78 @@ def history_page(rows: list[dict], total: int, filters: dict, names: list[str],
 <form class="filters" method="get" action="/history">
  <label>player<select name="player">{player_opts}</select></label>
  <label>game<select name="game">{game_opts}</select></label><button>show</button></form>
-<table id="history"><thead><tr><th>started</th><th>game</th><th>time board</th><th>players</th>
-<th class="num">scores</th><th>winner</th><th class="num">duration</th><th></th></tr></thead>
-<tbody>{"".join(lines) or '<tr><td colspan="8" class="muted">no games yet</td></tr>'}</tbody></table>
+<table id="history"><thead><tr><th>started</th><th>game</th><th>players</th>
+<th>result</th><th class="num">length</th><th></th></tr></thead>
+<tbody>{"".join(lines) or '<tr><td colspan="6" class="muted">no games yet</td></tr>'}</tbody></table>
 <div class="pager">{" ".join(pager)}</div>"""
     return layout("History", "/history", body)
 
 
+def _board_words(row: dict) -> str:
+    board = row.get("time_board") or ""
+    return f' <span class="muted small">({escape(board)} time board)</span>' \
+        if board and board != "standard" else ""
+
+
 def game_page(row: dict, steps: list[dict], editing: bool = False, message: str = "") -> str:
-    """One game: the tally, downloads, and the replay viewer over ``steps``
-    (each ``{"text", "offer", "players": [{colour, position, buttons, income, empty, score}]}``);
+    """One game: the replay viewer over ``steps`` (frames of ``Library.replay_steps``:
+    the time board with its leather patches, the move in words with the patch's
+    picture, both players and their quilts, the offer), the final tally, downloads;
     ``editing``: a form to correct the players' names (an editing session is open)."""
     spec = load_spec(row["game"], row.get("time_board") or None)
+    box = row.get("box") or {}
     tally = "".join(
-        f'<tr><td class="{p.get("colour", "")}">{escape(p["name"])}{" (winner)" if p.get("winner") else ""}'
-        f'</td><td class="num">{p["buttons"]}</td><td class="num">{p["income"]}</td>'
-        f'<td class="num">{p["empty"]}</td><td>{"7x7" if p.get("special") else ""}</td>'
-        f'<td class="num">{p["score"]}</td></tr>' for p in row["players"])
+        f'<tr><td>{_mark(p.get("colour", ""))}{escape(p["name"])}{_level(box, i)}'
+        f'{" (winner)" if p.get("winner") else ""}</td><td class="num">{p["buttons"]}</td>'
+        f'<td class="num">{7 if p.get("special") else 0}</td>'
+        f'<td class="num">{p["empty"]}</td><td class="num">{p["score"]}</td></tr>'
+        for i, p in enumerate(row["players"]))
     rows = "".join(
-        f'<tr><td>{escape(p["name"])}</td><td class="num" id="r-{i}-position"></td>'
+        f'<tr><td>{_mark(p.get("colour", ""))}{escape(p["name"])}</td>'
+        f'<td class="num wide" id="r-{i}-position"></td>'
         f'<td class="num" id="r-{i}-buttons"></td><td class="num" id="r-{i}-income"></td>'
         f'<td class="num" id="r-{i}-empty"></td><td class="num" id="r-{i}-score"></td></tr>'
         for i, p in enumerate(row["players"]))
+    quilts = "".join(f'<figure><figcaption>{_mark(p.get("colour", ""))}{escape(p["name"])}'
+                     f'</figcaption><div id="q-{i}"></div><p class="small muted" id="q-{i}-note">'
+                     f'</p></figure>' for i, p in enumerate(row["players"]))
     gid = escape(str(row["id"]))
-    data = json.dumps({"steps": steps}).replace("</", "<\\/")
+    data = script_json({"steps": steps, "game": row["game"],
+                        "names": [p["name"] for p in row["players"]],
+                        "colours": [p.get("colour", "") for p in row["players"]]})
     board = svg.board_svg(spec.last_space, spec.income_spaces, spec.leather_spaces, "replay-board")
     body = f"""<h1>{GAME_NAMES.get(row["game"], escape(row["game"]))}, {_when(row)}</h1>
-<div class="grid"><section class="card"><h2>Replay</h2>{board}
-<div class="replay-controls"><button id="first">|&lt;</button><button id="prev">&lt; back</button>
-<input type="range" id="slider" min="0" value="0"><button id="next">next &gt;</button>
-<button id="last">&gt;|</button> <span id="step"></span></div>
-<p class="instruction" id="move"></p></section>
-<section><div class="card"><h2>After this move</h2><table><thead><tr><th>player</th>
-<th class="num">space</th><th class="num">buttons</th><th class="num">income</th>
+<p>{_result(row)}{(", " + _duration(row.get("duration_s"))) if row.get("duration_s") else ""}</p>
+<div class="grid"><section class="card"><h2>Replay</h2>
+<div class="replay-controls"><button id="first" title="the start">|&lt;</button>
+<button id="prev" title="back one move (left arrow)">&lt;</button>
+<input type="range" id="slider" min="0" value="0" aria-label="move">
+<button id="next" title="next move (right arrow)">&gt;</button>
+<button id="last" title="the end">&gt;|</button> <span id="step"></span></div>
+<div class="move"><img id="move-patch" alt="" hidden><p class="instruction" id="move"></p></div>
+{board}<p class="small muted">Arrow keys step through the moves. {svg.LEGEND}</p></section>
+<section><div class="card"><h2>After this move</h2><table class="players"><thead><tr><th>player</th>
+<th class="num wide">space</th><th class="num">buttons</th><th class="num">income</th>
 <th class="num">empty</th><th class="num">score</th></tr></thead><tbody>{rows}</tbody></table>
-<p>on offer: <span id="r-offer"></span></p></div>
+<h2>Quilts</h2><div class="quilts">{quilts}</div>
+<h2>On offer</h2><div class="offer" id="r-offer"></div></div>
 <div class="card"><h2>Final tally</h2><table><thead><tr><th>player</th><th class="num">buttons</th>
-<th class="num">income</th><th class="num">empty</th><th>tile</th><th class="num">score</th></tr>
+<th class="num">7x7 tile</th><th class="num">empty</th><th class="num">score</th></tr>
 </thead><tbody>{tally}</tbody></table>
-<p>time board: {escape(row.get("time_board") or "")}, {_duration(row.get("duration_s"))}</p>
+<p class="small muted">score = buttons + 7 for the 7x7 tile - {spec.empty_penalty} per empty square</p>
+<p>time board: {escape(row.get("time_board") or "")}</p>
 <p>download: <a href="/download/{gid}.json">game record</a></p>{_rename_form(row, editing, message)}
 </div></section></div>
+<section class="card" id="analysis" data-game="{gid}"><h2>Analysis</h2><p class="muted">loading</p></section>
 <script type="application/json" id="replay-data">{data}</script>"""
-    return layout(f"Game {row['id']}", "/history", body, ("/static/replay.js",))
+    return layout(f"Game {row['id']}", "/history", body, ("/static/pictures.js", "/static/replay.js", "/static/analysis.js"))
+
+
+def _level(box: dict, seat: int) -> str:
+    """" (box, hard)" after the box's name in a game against the box."""
+    if box.get("player") == seat and box.get("level"):
+        return f' <span class="muted small">(the box, {escape(str(box["level"]))})</span>'
+    return ""
 
 
 def _rename_form(row: dict, editing: bool, message: str) -> str:
@@ -179,12 +243,12 @@ def stats_page(stats: dict) -> str:
     players = stats["players"]
     head = ("<tr><th>player</th><th class=num>games</th><th class=num>wins</th>"
             "<th class=num>average score</th><th class=num>best score</th>"
-            "<th class=num>7x7 rate</th><th class=num>average empty</th>"
+            "<th class=num>7x7 tile</th><th class=num>average empty</th>"
             "<th class=num>average final income</th></tr>")
     rows = "".join(
         f'<tr><td>{escape(p["name"])}</td><td class="num">{p["games"]}</td>'
         f'<td class="num">{p["wins"]}</td><td class="num">{p["avg_score"]:.1f}</td>'
-        f'<td class="num">{p["best_score"]}</td><td class="num">{p["bonus_rate"] * 100:.0f} %</td>'
+        f'<td class="num">{p["best_score"]}</td><td class="num">{p["bonus_rate"] * 100:.0f}%</td>'
         f'<td class="num">{p["avg_empty"]:.1f}</td><td class="num">{p["avg_income"]:.1f}</td></tr>'
         for p in players)
     kinds = "".join(
@@ -196,16 +260,18 @@ def stats_page(stats: dict) -> str:
     charts = ""
     if top:
         charts += svg.bar_chart("Games and wins", labels,
-                                [("games", [p["games"] for p in top], SERIES[2]),
-                                 ("wins", [p["wins"] for p in top], SERIES[0])])
+                                [("games", [p["games"] for p in top], SERIES[0]),
+                                 ("wins", [p["wins"] for p in top], SERIES[1])])
         charts += svg.bar_chart("Average and best score", labels,
-                                [("average", [max(0.0, p["avg_score"]) for p in top], SERIES[1]),
-                                 ("best", [max(0, p["best_score"]) for p in top], SERIES[3])])
-        lines = [(name, values[-50:], SERIES[i % len(SERIES)])
+                                [("average", [p["avg_score"] for p in top], SERIES[3]),
+                                 ("best", [p["best_score"] for p in top], SERIES[2])])
+        lines = [(name, values[-50:], player_colour(name, i))
                  for i, (name, values) in enumerate(list(stats["scores"].items())[:6]) if values]
         if lines:
             charts += svg.line_chart("Scores, last 50 games per player", lines)
-    body = f"""<h1>Statistics</h1><table id="stats">{head}{rows}</table>
+    body = f"""<h1>Statistics</h1><table id="stats" class="stats-table">{head}{rows}</table>
+<p class="small muted">On a phone the table shows the first five columns; a wider screen
+shows the 7x7 tile rate, average empty squares and average final income too.</p>
 <h2>Per game</h2><table id="stats-games"><tr><th>game</th><th class="num">games</th>
 <th class="num">average score</th><th class="num">best score</th></tr>{kinds}</table>
 <div class="charts">{charts}</div>"""

@@ -6,14 +6,22 @@ in the game: every page is read-only; the one thing that can be edited is the
 list of player names the box offers, and that needs a PIN shown on the OLED
 (:mod:`.auth`), a session cookie, and an ``Origin`` header naming this page on
 the POST. It listens on the one configured address (``web.address``,
-``web.port``). Updates reach every open live page as server-sent events.
+``web.port``) and answers only to its own names (:mod:`.hosts`, against DNS
+rebinding). Updates reach every open live page as server-sent events.
+
+Slow and silent clients: a request's headers must arrive within
+:data:`HEADER_S` of the connection (or of the previous answer), its body within
+:data:`BODY_S`; a page that takes no event for :data:`WRITE_S` is dropped; one
+address holds at most :data:`.hosts.PER_ADDRESS` connections.
 """
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import logging
 from importlib import resources
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -21,14 +29,19 @@ from ..companion.names import NamesError, load_names, save_names
 from ..config import state_dir
 from ..feed import feed_dir, send_control
 from ..rules import load_spec
-from . import pages, svg
-from .auth import COOKIE, AuthError, PinGate, check_origin
+from . import pages, review, svg
+from .auth import COOKIE, AuthError, PinGate
+from .hosts import HostGuard, HostRefused, LimitedRunner, allowed_names, local_address
 from .live import LiveHub
+from .stream import pieces
 
 LOG = logging.getLogger(__name__)
 
 PER_PAGE = 50
 KEEPALIVE_SECONDS = 15.0
+HEADER_S = 10.0          # a request's headers, from the connection or the previous answer
+BODY_S = 10.0            # a request's body, once its headers are in
+WRITE_S = 20.0           # a page that takes no event for this long is dropped
 STATIC_TYPES = {".css": "text/css", ".js": "text/javascript"}
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; "
@@ -42,15 +55,18 @@ HUB = web.AppKey("hub", LiveHub)
 GATE = web.AppKey("gate", PinGate)
 LIBRARY = web.AppKey("library", object)
 NAMES = web.AppKey("names", Path)
+HOSTS = web.AppKey("hosts", HostGuard)
 
 
 @web.middleware
 async def guard(request: web.Request, handler):
-    """Security headers on every answer; Origin checked on every POST; errors as short
-    pages (never a traceback)."""
+    """Only this page's own names are served (421 otherwise); a path holding a NUL is
+    no page (404); Origin checked on every POST; security headers on every answer;
+    errors as short pages (never a traceback)."""
     try:
-        if request.method not in ("GET", "HEAD"):
-            check_origin(request.headers.get("Origin"), request.host)
+        _check_names(request)
+        if "\x00" in request.path or "%00" in request.raw_path:
+            raise web.HTTPNotFound(reason="no such page")
         response = await handler(request)
     except AuthError as exc:
         response = _html(pages.error_page(exc.status, str(exc)), exc.status)
@@ -68,8 +84,39 @@ async def guard(request: web.Request, handler):
     return response
 
 
+def _check_names(request: web.Request) -> None:
+    """Raise AuthError unless the request names this page (421) and, on a change,
+    comes from this very page (403): its Origin is ``http(s)://`` + its own Host."""
+    guard, local = request.app[HOSTS], local_address(request)
+    host = request.headers.get("Host", "")
+    try:
+        guard.check_host(host, local)
+    except HostRefused:
+        raise AuthError(f"this page is not served under the name {host[:80]!r} (its own names "
+                        f"are; the box's owner may add this one to web.hostnames in the "
+                        f"config)", 421) from None
+    if request.method in ("GET", "HEAD"):
+        return
+    origin = request.headers.get("Origin")
+    try:
+        guard.check_origin(origin, True, local)
+        if urlsplit(origin).netloc.lower() != host.lower():
+            raise HostRefused("another port")
+    except HostRefused:
+        raise AuthError("refused: a change must come from this page"
+                        + (f", not from {origin[:80]}" if origin else " (no Origin header)")) from None
+
+
 def _html(text: str, status: int = 200) -> web.Response:
     return web.Response(text=text, status=status, content_type="text/html")
+
+
+async def _form(request: web.Request):
+    """The POSTed form, read within :data:`BODY_S` (408 otherwise)."""
+    try:
+        return await asyncio.wait_for(request.post(), BODY_S)
+    except asyncio.TimeoutError:
+        raise web.HTTPRequestTimeout(reason=f"the form did not arrive within {BODY_S:.0f} s") from None
 
 
 # ----- live ---------------------------------------------------------------------------------
@@ -96,12 +143,17 @@ async def events(request: web.Request) -> web.StreamResponse:
     await response.prepare(request)
     client = hub.add()
     try:
-        await response.write(b"retry: 2000\n\n")
+        await asyncio.wait_for(response.write(b"retry: 2000\n\n"), WRITE_S)
         while True:
             event = await client.next_event(KEEPALIVE_SECONDS)
             if event == b"":                      # the server is shutting down
                 break
-            await response.write(event if event is not None else b": keep-alive\n\n")
+            await asyncio.wait_for(response.write(event if event is not None
+                                                  else b": keep-alive\n\n"), WRITE_S)
+    except asyncio.TimeoutError:
+        LOG.info("web: dropped a live page at %s that took no data for %.0f s",
+                 request.remote, WRITE_S)
+        request.transport.abort() if request.transport else None
     except (ConnectionResetError, asyncio.CancelledError):
         pass
     finally:
@@ -181,7 +233,7 @@ async def rename_game(request: web.Request) -> web.Response:
         raise AuthError("changing names needs the PIN shown on the OLED (Players page)")
     library = _library(request)
     gid = request.match_info["gid"]
-    form = await request.post()
+    form = await _form(request)
     try:
         await asyncio.get_running_loop().run_in_executor(
             None, library.rename, gid, (str(form.get("first", "")), str(form.get("second", ""))))
@@ -189,6 +241,10 @@ async def rename_game(request: web.Request) -> web.Response:
         raise web.HTTPNotFound(reason=f"no game {gid!r} in the history") from None
     except NamesError as exc:
         raise web.HTTPBadRequest(reason=str(exc)) from None
+    except sqlite3.OperationalError:
+        raise web.HTTPServiceUnavailable(reason="the history is busy (another program holds "
+                                         "its index): nothing was changed; try again in a "
+                                         "minute") from None
     raise web.HTTPSeeOther(f"/game/{gid}?msg=renamed")
 
 
@@ -211,9 +267,18 @@ async def export(request: web.Request) -> web.Response:
     if kind not in makers:
         raise web.HTTPNotFound(reason="no such export")
     fmt, ctype = makers[kind]
-    text = await asyncio.get_running_loop().run_in_executor(None, library.export_text, fmt)
-    return web.Response(text=text, content_type=ctype,
-                        headers={"Content-Disposition": f'attachment; filename="patchwork-{kind}"'})
+    response = web.StreamResponse(headers={
+        "Content-Type": f"{ctype}; charset=utf-8", **SECURITY_HEADERS,
+        "Content-Disposition": f'attachment; filename="patchwork-{kind}"'})
+    await response.prepare(request)
+    try:
+        async for piece in pieces(lambda: library.export_chunks(fmt)):
+            await response.write(piece)
+    except OSError as exc:                 # a record unreadable half-way: the file ends short
+        LOG.error("export %s stopped: %s", kind, exc)
+        return response
+    await response.write_eof()
+    return response
 
 
 async def stats(request: web.Request) -> web.Response:
@@ -249,10 +314,10 @@ async def pin(request: web.Request) -> web.Response:
 
 async def login(request: web.Request) -> web.Response:
     """POST /login (pin=) : a right PIN starts an editing session (cookie)."""
-    form = await request.post()
+    form = await _form(request)
     gate = request.app[GATE]
     try:
-        token = gate.login(str(form.get("pin", "")))
+        token = gate.login(str(form.get("pin", "")), request.remote or "?")
     except AuthError as exc:
         return _html(pages.players_page(load_names(request.app[NAMES]), False, error=str(exc)),
                      exc.status)
@@ -266,7 +331,7 @@ async def save_players(request: web.Request) -> web.Response:
     """POST /players (names=) : store the names (needs an editing session)."""
     if not request.app[GATE].allowed(request.cookies.get(COOKIE)):
         raise AuthError("editing names needs the PIN shown on the OLED")
-    form = await request.post()
+    form = await _form(request)
     try:
         save_names(request.app[NAMES], str(form.get("names", "")).splitlines())
     except NamesError as exc:
@@ -274,17 +339,32 @@ async def save_players(request: web.Request) -> web.Response:
     raise web.HTTPSeeOther("/players?msg=saved")
 
 
+def _pin_for_the_box(gate: PinGate) -> None:
+    """The box's menu asked for a PIN: show a new one (never held up by guessing)."""
+    try:
+        gate.issue(at_box=True)
+        LOG.info("web: a PIN was asked for on the box and is shown on the OLED")
+    except AuthError as exc:
+        LOG.warning("web: the box asked for a PIN, but %s", exc)
+
+
 # ----- the application ---------------------------------------------------------------------
 
 def make_app(feed: str | Path, library=None, names_file: str | Path | None = None,
-             pin_minutes: int = 5) -> web.Application:
+             pin_minutes: int = 5, hosts: frozenset[str] | None = None,
+             analysis_worker: bool = False) -> web.Application:
     """The aiohttp application: ``feed`` folder, ``library`` (a store reader or None),
-    ``names_file`` (known player names), ``pin_minutes`` (PIN and session lifetime)."""
+    ``names_file`` (known player names), ``pin_minutes`` (PIN and session lifetime),
+    ``hosts`` (the names it answers to, :func:`.hosts.allowed_names`; default: those
+    of 127.0.0.1 on this machine); ``analysis_worker``: analyse saved games in the
+    background (:mod:`.review`)."""
     app = web.Application(middlewares=[guard], client_max_size=64 * 1024)
     app[HUB] = LiveHub(feed)
     app[GATE] = PinGate(lambda value, seconds: send_control(feed, value, seconds), pin_minutes)
     app[LIBRARY] = library
     app[NAMES] = Path(names_file) if names_file else Path(feed) / "names.json"
+    app[HOSTS] = HostGuard(hosts if hosts is not None else allowed_names("127.0.0.1"))
+    app[HUB].on_pin_asked = lambda: _pin_for_the_box(app[GATE])
     app.router.add_get("/", live)
     app.router.add_get("/api/live", live_json)
     app.router.add_get("/events", events)
@@ -301,6 +381,8 @@ def make_app(feed: str | Path, library=None, names_file: str | Path | None = Non
     app.router.add_post("/login", login)
     app.router.add_post("/players", save_players)
     app.router.add_post("/game/{gid}/names", rename_game)
+    review.setup(app, getattr(getattr(library, "history", None), "folder", None),
+                 lambda: app[HUB].snapshot, analysis_worker)
 
     async def on_startup(app):
         """Bind the live-feed socket once the loop runs."""
@@ -329,12 +411,30 @@ def serve(cfg: dict, address: str | None = None, port: int | None = None,
     port = port or cfg["web"]["port"]
     folder = feed_dir(cfg)
     app = make_app(folder, Library(Path(store).expanduser() if store else state_dir(cfg)),
-                   state_dir(cfg) / "names.json", cfg["web"]["pin_minutes"])
+                   state_dir(cfg) / "names.json", cfg["web"]["pin_minutes"],
+                   allowed_names(host, extra=tuple(cfg["web"]["hostnames"])), analysis_worker=True)
     LOG.info("web page on http://%s:%s/ (live feed in %s)", host, port, folder)
     try:
-        web.run_app(app, host=host, port=port, print=None, access_log=None,
-                    shutdown_timeout=2.0, handle_signals=True)
+        asyncio.run(_run(app, host, port))
     except OSError as exc:
         LOG.error("cannot listen on %s port %s: %s", host, port, exc.strerror or exc)
         return 1
     return 0
+
+
+async def _run(app: web.Application, host: str, port: int) -> None:
+    """Serve ``app`` on ``host``:``port`` until SIGTERM or SIGINT (connections capped per
+    address; headers read within :data:`HEADER_S`)."""
+    import signal
+    runner = LimitedRunner(app, access_log=None, keepalive_timeout=HEADER_S,
+                           shutdown_timeout=2.0)
+    await runner.setup()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await web.TCPSite(runner, host, port).start()
+        await stop.wait()
+    finally:
+        await runner.cleanup()
