@@ -4,13 +4,15 @@
 
 Each game is played by :func:`firmware_py.sim.people.play_game`: people who decide
 a legal move and carry it out in a random style (choose then move, move first,
-browse, pauses mid-slide, lifts, knocked tokens, undo and redo, quick hands),
+browse, pauses mid-slide, lifts, knocked tokens, undo and redo, quick hands, questions
+about their own move left unanswered while the game goes on),
 looking only at the OLED screen model and the LEDs, at a real Service on a
 stepping clock. Prints, with the machine it ran on::
 
     table fidelity: N/M games exact
     questions asked: Q per 100 moves (answered with OK or BACK)
     questions shown: S per 100 moves (also those that went as the token moved on)
+    questions left open: L (then the game went on); about several moves: W answered
     games per second: median R over rounds
 
 and one line per game that was not exact (its seed and what went wrong). The
@@ -42,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{platform.system()} {platform.machine()}")
     rounds = max(1, min(args.rounds, args.games))
     per = [args.games // rounds + (1 if r < args.games % rounds else 0) for r in range(rounds)]
-    exact = moves = answered = shown = 0
+    exact = moves = answered = shown = left = several = 0
     rates = []
     seed = args.first_seed
     for count in per:
@@ -53,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
             moves += outcome.moves
             answered += outcome.questions
             shown += outcome.shown
+            left += outcome.left_open
+            several += outcome.several
             if outcome.exact:
                 exact += 1
             else:
@@ -63,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
           f"(answered with OK or BACK; {moves} moves)")
     print(f"questions shown: {100 * shown / max(moves, 1):.1f} per 100 moves "
           f"(also those that went as the token moved on)")
+    print(f"questions left open: {left} (then the game went on); "
+          f"about several moves: {several} answered")
     print(f"games per second: median {statistics.median(rates):.1f} over {rounds} rounds")
     return 0 if exact == args.games else 1
 

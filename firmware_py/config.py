@@ -113,6 +113,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "stable_ms": Key("int", 150, "a reading counts after staying unchanged this long",
                          lo=20, hi=2000),
         "guidance_seconds": Key("float", 2.0, "a wrong board this long gets guidance", lo=0.3, hi=30.0),
+        "stop_seconds": Key("float", 2.0, "a token resting this long on a space stopped there (a "
+                            "move may have ended; shorter rests are a hand sliding on)",
+                            lo=0.5, hi=30.0),
     },
     "journal": {
         "dir": Key("str", "", "folder of the journal and saved game records "

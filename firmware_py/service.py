@@ -110,7 +110,9 @@ class Service:
         self.history = self.keeper.history
         self.buttons = ButtonClassifier(cfg["buttons"]["hold_seconds"],
                                         cfg["buttons"]["debounce_ms"] / 1000)
-        self.watch = TokenWatch(cfg["sensor"]["stable_ms"] / 1000, cfg["sensor"]["guidance_seconds"])
+        sensor = cfg["sensor"]
+        self.watch = TokenWatch(sensor["stable_ms"] / 1000, sensor["guidance_seconds"],
+                                stop_s=sensor["stop_seconds"])
         self.planner = planner
         self._search_over = threading.Event()     # set: the running search is not needed
         self._searching: int | None = None        # the key of the request being searched

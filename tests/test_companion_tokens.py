@@ -185,3 +185,36 @@ def test_no_revision_once_the_waiting_token_was_knocked():
     t = _feed(w, [{9, 10}, {10, 11}, {11}, {11, 8}], 1.0)
     v = w.judge(AFTER, t + 0.15)
     assert v.kind == WAIT and v.wrong == {11}
+
+
+def test_stops_are_rests_of_stop_s_or_more_on_the_way():
+    """Green (5) rests 1 s on 6 (a hand sliding on), 3 s on 7 and 2.6 s on Yellow's token
+    (8, Green on top or in the air) before 9: only the long rests are stops, oldest first;
+    without ``onward`` (a choice made with OK) a verdict carries none."""
+    w = TokenWatch(0.15, 2.0, stop_s=2.0)
+    onward = Expectation((5, 8), 0, frozenset({9, 7, 11}), onward=lambda stops, space: True)
+    for reading, t in (({6, 8}, 0.0), ({7, 8}, 1.0), ({8}, 4.0), ({9, 8}, 6.6)):
+        w.reading(frozenset(reading), t)
+    assert w.stops(onward) == (7, 8)
+    verdict = w.judge(onward, 7.0)
+    assert (verdict.kind, verdict.target, verdict.stops) == (MOVE, 9, (7, 8))
+    assert w.judge(E, 7.0).stops == ()
+
+
+def test_stops_reach_a_space_no_one_move_reaches_only_when_onward_says_so():
+    """After a stop on 7, Green on 10 (no target of one move): a MOVE with the stop when
+    ``onward`` allows several turns to get there, else guidance."""
+    w = TokenWatch(0.15, 2.0, stop_s=2.0)
+    asked = []
+
+    def onward(stops, space):
+        asked.append((stops, space))
+        return space == 10
+    expect = Expectation((5, 8), 0, frozenset({9, 7, 11}), onward=onward)
+    w.reading(frozenset({7, 8}), 0.0)
+    w.reading(frozenset({10, 8}), 3.0)
+    verdict = w.judge(expect, 3.2)
+    assert (verdict.kind, verdict.target, verdict.stops) == (MOVE, 10, (7,))
+    assert asked == [((7,), 10)]
+    w.reading(frozenset({12, 8}), 4.0)
+    assert w.judge(expect, 6.1).kind == MISMATCH

@@ -309,3 +309,176 @@ def test_question_shows_picture_and_place_on_the_oled(tmp_path):
         pictures.append(column.tobytes())
         table.press("next")
     assert len(set(pictures)) == 3
+
+
+# ----- 6. a question left open ----------------------------------------------------------------
+# Seed 98: Green buys the 3rd patch (21, time 3) and stands on 3; Yellow (0) is behind and
+# sees 17 (1st, cost 2, time 1), 4 (2nd, cost 3, time 2), 11 (3rd, cost 1, time 5). From 1,
+# after buying 17, Yellow still moves (behind Green) and may advance to 4, or buy the new
+# 1st patch (time 2, onto Green on 3) or the new 2nd patch (time 5, to 6).
+STOP = 4.0          # a rest long enough to take a patch and lay it on the quilt
+
+
+def green_buys_third(table: Table) -> None:
+    """Seed 98: Green chooses the 3rd patch with NEXT and OK and lifts its token to 3."""
+    choose(table, 3)
+    lift(table, GREEN, 3)
+    assert moves(table) == [{"buy": 21}]
+
+
+def titles(table: Table) -> list[str]:
+    """Every OLED title shown from now on (recorded as the loop runs)."""
+    seen: list[str] = []
+    step = table.service.step
+
+    def watched():
+        due = step()
+        if not seen or seen[-1] != table.screen.title:
+            seen.append(table.screen.title)
+        return due
+    table.service.step = watched
+    return seen
+
+
+def answer(table: Table, words: str) -> None:
+    """NEXT until the question's line reads ``words``, then OK."""
+    for _ in range(len(table.screen.options)):
+        if table.screen.lines[0] == words:
+            table.press("ok")
+            table.wait(0.5)
+            return
+        table.press("next")
+    raise AssertionError(f"never offered {words!r}: {table.screen.options}")
+
+
+def test_left_open_one_move_after_a_short_pause(tmp_path):
+    """Yellow rests 1.5 s on 1 (where 17 ends: "Which move?" shows) and slides on to 4:
+    a hand sliding on, one move (advance), no question about two."""
+    table, _ = start(tmp_path, 98)
+    green_buys_third(table)
+    shown = titles(table)
+    slide(table, YELLOW, 1, after=1.5)
+    assert table.screen.title == "Which move?"
+    slide(table, YELLOW, 4, after=1.0)
+    assert moves(table) == [{"buy": 21}, "advance"]
+    assert "1 move or 2?" not in shown and "Which moves?" not in shown
+
+
+def test_left_open_one_move_answered(tmp_path):
+    """Yellow stops 4 s on 1 (the question unanswered) and slides on to 4: asked, both
+    readings in words with their pictures; "one move" records one advance."""
+    table, _ = start(tmp_path, 98)
+    green_buys_third(table)
+    slide(table, YELLOW, 1, after=STOP)
+    slide(table, YELLOW, 4, after=1.0)
+    screen = table.screen
+    assert moves(table) == [{"buy": 21}]
+    assert screen.title == "1 move or 2?"
+    assert screen.options == ("advance only", "1st then advance")
+    assert screen.lines == ("Yellow, one move: advance to 4?",)
+    assert [c.id for c in screen.patches if c.selected] == []
+    table.press("next")
+    assert table.screen.lines == ("Yellow: 1st patch at 1, then advance to 4?",)
+    assert [(c.id, c.index) for c in table.screen.patches if c.selected] == [(17, 1)]
+    table.press("next")
+    answer(table, "Yellow, one move: advance to 4?")
+    assert moves(table) == [{"buy": 21}, "advance"]
+
+
+def test_left_open_two_moves(tmp_path):
+    """The same, and Yellow made two moves (17, then advance): the answer records both,
+    in order; without the question the two were one advance from 0 to 4."""
+    table, _ = start(tmp_path, 98)
+    green_buys_third(table)
+    slide(table, YELLOW, 1, after=STOP)
+    assert table.screen.title == "Which move?"          # left open
+    slide(table, YELLOW, 4, after=1.0)
+    assert moves(table) == [{"buy": 21}]
+    answer(table, "Yellow: 1st patch at 1, then advance to 4?")
+    assert moves(table) == [{"buy": 21}, {"buy": 17}, "advance"]
+    assert table.screen.kind == "turn" and table.screen.notice.startswith("Yellow: pay 2")
+
+
+def test_left_open_two_moves_only_one_legal_is_taken_and_said(tmp_path):
+    """Stopped on 1, then on to 6: no one move ends on 6 (from 0), so it can only be 17 and
+    then the new 2nd patch (time 5): taken at once, and the turn screen says so."""
+    table, _ = start(tmp_path, 98)
+    green_buys_third(table)
+    slide(table, YELLOW, 1, after=STOP)
+    slide(table, YELLOW, 6, after=1.0)
+    recorded = moves(table)
+    assert recorded[:2] == [{"buy": 21}, {"buy": 17}] and len(recorded) == 3
+    assert "read as 1st patch at 1, then 2nd patch at 6" in table.screen.notice
+
+
+def test_left_open_chain_of_three(tmp_path):
+    """Yellow stops on 1 (17), on Green's token on 3 (the new 1st patch, time 2; Yellow on
+    top moves again) and goes on to 4 (advance), each question left open: the last
+    question offers one, two and three moves; three are recorded in order."""
+    table, _ = start(tmp_path, 98)
+    green_buys_third(table)
+    slide(table, YELLOW, 1, after=STOP)
+    lift(table, YELLOW, 3, after=STOP)
+    assert table.screen.kind == "prompt"                 # left open again
+    lift(table, YELLOW, 4, after=1.0)
+    assert moves(table) == [{"buy": 21}]
+    assert table.screen.title == "Which moves?" and len(table.screen.options) == 3
+    answer(table, "Yellow: 1st patch at 1, then 1st patch at 3, then advance to 4?")
+    recorded = moves(table)
+    assert recorded[:2] == [{"buy": 21}, {"buy": 17}] and recorded[3] == "advance"
+    assert len(recorded) == 4 and "buy" in recorded[2]
+
+
+def test_left_open_then_undo(tmp_path):
+    """The question about one or two moves is open and Yellow holds BACK (undo): what is
+    undone is Yellow's unanswered move, not Green's recorded turn; the OLED says where
+    the token goes back, and the moves can be made again."""
+    table, people = start(tmp_path, 98)
+    green_buys_third(table)
+    slide(table, YELLOW, 1, after=STOP)
+    slide(table, YELLOW, 4, after=1.0)
+    assert table.screen.title == "1 move or 2?"
+    table.press("back", hold=True)
+    table.wait(0.5)
+    assert moves(table) == [{"buy": 21}]
+    assert table.screen.kind == "turn" and table.screen.notice == "Yellow: token back to 0"
+    lift(table, YELLOW, 0)
+    assert table.screen.kind == "turn" and not table.lights.wrong
+    choose(table, 4)                                     # advance, chosen with OK
+    lift(table, YELLOW, 4)
+    assert moves(table) == [{"buy": 21}, "advance"]
+
+
+def test_left_open_then_the_other_player_moves(tmp_path):
+    """Seed 283: patches 10, 29 and 3 all end on 2. Green lifts its token there and leaves
+    "Which move?" open; Yellow, next, moves to 3 (its advance). Green's move stays final
+    (the question stays, about Green's token on 2), and after the answer Yellow's move is
+    asked about in turn (a patch ends on 3 too)."""
+    table, people = start(tmp_path, 283)
+    lift(table, GREEN, 2, after=STOP)
+    assert table.screen.lines == ("Green on 2:",)
+    lift(table, YELLOW, 3, after=1.0)
+    assert table.screen.lines == ("Green on 2:",) and moves(table) == []
+    table.press("next")
+    table.press("ok")                                    # the 2nd patch (29)
+    table.wait(1.0)
+    assert moves(table) == [{"buy": 29}]
+    assert table.screen.lines == ("Yellow on 3:",)       # a patch ends there too
+    table.press("next")
+    table.press("ok")
+    table.wait(0.5)
+    assert moves(table) == [{"buy": 29}, "advance"]
+
+
+# ----- 7. an instruction goes with the next move -----------------------------------------------
+def test_revision_tip_goes_when_the_next_player_moves(tmp_path):
+    """After a revision the turn screen says "the rest was no move: return 2 buttons"; once
+    the next player (Green) moves, it is gone from every later turn screen."""
+    table, _ = start(tmp_path, 8)
+    green_advances_first(table)
+    slide(table, YELLOW, 2, after=1.5)
+    slide(table, YELLOW, 4, after=1.0)
+    assert "the rest was no move: return 2 buttons" in table.screen.notice
+    lift(table, GREEN, 5)                                # Green's advance (to 5)
+    assert moves(table) == ["advance", {"buy": 6}, "advance"]
+    assert "the rest was no move" not in table.screen.notice

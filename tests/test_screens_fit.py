@@ -116,12 +116,30 @@ def survey_turn(ui: TableUI, seen: Seen, rng: random.Random) -> None:
                     press(ui, "back")          # no: move it back
                     seen.look(ui, "turn after a refused confirm")
                 break
+        survey_readings(ui, seen, targets)
         mover = state.to_move
         here = state.players[mover].position
         ui.verdict(Verdict(MISMATCH, expected=frozenset({here, state.players[1 - mover].position}),
                            wrong=frozenset({min(here + 9, state.spec.last_space)})))
         seen.look(ui, "mismatch")
         ui.verdict(Verdict("still"))
+
+
+def survey_readings(ui: TableUI, seen: Seen, targets: list[int]) -> None:
+    """The first "1 move or 2?" this turn allows (a stop on a target, then a space
+    that one move or several reach): each reading under the cursor, then BACK."""
+    state = ui.state
+    for stop in targets:
+        for space in range(stop + 1, state.spec.last_space + 1):
+            found = intents.readings(state, (stop,), space)
+            if len(found) > 1 and len(found[-1]) > 1:
+                ui.verdict(Verdict(MOVE, space, stops=(stop,)))
+                assert ui.mode == "confirm" and ui.readings == found
+                for _ in found:
+                    seen.look(ui, "one move or two")
+                    press(ui, "next")
+                press(ui, "back")
+                return
 
 
 def play_turn(ui: TableUI, rng: random.Random) -> None:
@@ -216,6 +234,7 @@ def test_every_screen_of_whole_games_fits(game):
     words = [" ".join((s.title, *s.lines, *s.options, s.notice, s.footer)).lower()
              for s in seen.screens]
     assert not any(re.search(r"player ?[01]", w) for w in words)   # colours, never numbers
+    assert any(s.title == "1 move or 2?" for s in seen.screens)
     assert seen.bad() == []
 
 

@@ -66,6 +66,13 @@ SCREENS: dict[str, Screen] = {
         "prompt", title="Which patch?", lines=("Both take 3 spaces:",),
         options=("cost 5, income 1", "cost 2, no income", "neither: undo"), selected=1,
         warning="LEDs failed", footer="NEXT:move  OK:choose"),
+    "prompt_readings": Screen(
+        "prompt", title="1 move or 2?",
+        lines=("Yellow: 1st patch at 1, then 3rd patch at 6?",),
+        options=("advance only", "1st then 3rd"), selected=1,
+        patches=(card(PATCHWORK[17], selected=True, index=1, total=3),
+                 card(PATCHWORK[4], selected=True, index=3, total=3)),
+        footer="OK:YES NEXT:OTHER BACK:NO"),
     "mismatch": Screen(
         "mismatch", lines=("Yellow is not to move:", "put it back on 15.",
                            "Green moves from 12."), warning="sensor offline",

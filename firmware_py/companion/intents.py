@@ -1,9 +1,12 @@
 """Engine actions as the table sees them: where each ends and what to tell the players."""
 from __future__ import annotations
 
-from ..rules import (ADVANCE, Advance, Buy, ButtonsEarned, GameState, IncomePaid, LeatherDiscarded,
-                     LeatherPlaced, LeatherWon, PatchBought, SpecialTileAwarded, TokenMoved,
-                     legal_actions)
+from ..rules import (ADVANCE, DISCARD, Advance, Buy, ButtonsEarned, GameState, IncomePaid,
+                     LeatherDiscarded, LeatherPlaced, LeatherWon, PatchBought, PlaceLeather,
+                     SpecialTileAwarded, TokenMoved, apply, legal_actions)
+
+MAX_STOPS = 4
+"""Stops on the way that :func:`readings` considers (the latest ones); each doubles the readings."""
 
 
 def target_of(state: GameState, action) -> int:
@@ -30,6 +33,97 @@ def candidates_at(state: GameState, space: int) -> list:
     found = [a for a in legal_actions(state) if isinstance(a, (Buy, Advance))
              and target_of(state, a) == space]
     return sorted(found, key=lambda a: isinstance(a, Advance))
+
+
+def after_move(state: GameState, action) -> GameState:
+    """The state after ``action`` and any leather patch it wins (placed when there is room;
+    either way the tokens and the turn order come out the same)."""
+    after = apply(state, action)[0]
+    while after.owed:
+        item = DISCARD if after.players[after.owed[0]].empty == 0 else PlaceLeather()
+        after = apply(after, item)[0]
+    return after
+
+
+def _asks_leather(state: GameState, action) -> bool:
+    """Patchwork Express: ``action`` wins a leather patch the player must decide about
+    (place it or set it aside) before anyone moves on."""
+    after = apply(state, action)[0]
+    return bool(after.owed) and not state.spec.bonus_square \
+        and after.players[after.owed[0]].empty > 0
+
+
+def readings(state: GameState, stops: tuple[int, ...], target: int) -> list[tuple]:
+    """Every way the player to move may have come to ``target`` (a space) by turns of
+    their own, resting on some of ``stops`` (spaces, oldest first) on the way: each
+    reading is a tuple of actions (Buy or Advance), the first legal in ``state``, each
+    later one legal after the ones before it, each but the last leaving the same player
+    to move (R4: the player behind moves again), ending on a stop in order and the
+    last on ``target``. One-move readings (``candidates_at``) come first, then by
+    length; empty when no turn ends on ``target`` that way. A move that asks for a
+    leather decision (Express) ends a reading: nobody moves on before it is taken.
+    Only the latest :data:`MAX_STOPS` stops count."""
+    stops = tuple(stops)[-MAX_STOPS:]
+    mover = state.to_move
+    found: dict[tuple, None] = {}
+
+    def walk(now: GameState, first: int, path: tuple) -> None:
+        for at in range(first, len(stops) + 1):
+            space = target if at == len(stops) else stops[at]
+            for action in candidates_at(now, space):
+                if at == len(stops):
+                    found[path + (action,)] = None
+                    continue
+                if _asks_leather(now, action):
+                    continue
+                after = after_move(now, action)
+                if not after.over and after.to_move == mover:
+                    walk(after, at + 1, path + (action,))
+
+    if mover is not None:
+        walk(state, 0, ())
+    return sorted(found, key=len)
+
+
+def reading_steps(state: GameState, reading) -> list[tuple[GameState, object]]:
+    """The (state it was made in, action) of each move of ``reading``, in order."""
+    steps = []
+    for action in reading:
+        steps.append((state, action))
+        state = after_move(state, action)
+    return steps
+
+
+def move_words(state: GameState, action) -> str:
+    """One move of a reading as the players say it: "2nd patch at 12" (its place among
+    the three on offer in ``state``, where the token ends) or "advance to 4"."""
+    if isinstance(action, Buy):
+        return f"{_place_word(state, action)} patch at {target_of(state, action)}"
+    return f"advance to {target_of(state, action)}"
+
+
+def reading_words(state: GameState, reading) -> str:
+    """A whole reading in words: "2nd patch at 1, then advance to 4" (several moves) or
+    "one move: advance to 4"."""
+    said = [move_words(s, a) for s, a in reading_steps(state, reading)]
+    return ", then ".join(said) if len(said) > 1 else f"one move: {said[0]}"
+
+
+def reading_label(state: GameState, reading) -> str:
+    """A reading as one short option row: "2nd then advance", "1st, 2nd, advance",
+    "advance only", "3rd patch only"."""
+    short = [_place_word(s, a) if isinstance(a, Buy) else "advance"
+             for s, a in reading_steps(state, reading)]
+    if len(short) == 1:
+        return f"{short[0]}{' patch' if short[0] != 'advance' else ''} only"
+    if len(short) == 2:
+        return f"{short[0]} then {short[1]}"
+    return ", ".join(short)
+
+
+def _place_word(state: GameState, action) -> str:
+    place = place_of(state, action)
+    return ORDINALS[place - 1] if 0 < place <= len(ORDINALS) else f"{place}th"
 
 
 def why_not(state: GameState, action) -> str:
@@ -61,9 +155,7 @@ def option_label(action, state: GameState, with_target: bool = False) -> str:
     """What a "Which move?" option says: the patch's place from the neutral token and its
     price ("2nd patch, cost 3"), or "advance"; ``with_target`` adds the space ("... to 42")."""
     if isinstance(action, Buy):
-        place = place_of(state, action)
-        where = ORDINALS[place - 1] if 0 < place <= len(ORDINALS) else f"{place}th"
-        label = f"{where} patch, cost {state.spec.patches[action.patch].cost}"
+        label = f"{_place_word(state, action)} patch, cost {state.spec.patches[action.patch].cost}"
     else:
         label = "advance"
     return f"{label} to {target_of(state, action)}" if with_target else label

@@ -121,10 +121,13 @@ def _turn(ui):
 
 
 def _confirm(ui):
-    """"Which move?": the line says whose token on which space ("Green on 42:"), each
-    option names the patch's place counting clockwise from the neutral token ("2nd patch,
-    cost 3"); ``patches`` holds the buy options' pictures (``index`` = that place, the
-    cursor's one ``selected``), so patches alike in price tell apart as on the table."""
+    """"Which move?" (or, about readings of several moves, :func:`_readings`): the line
+    says whose token on which space ("Green on 42:"), each option names the patch's
+    place counting clockwise from the neutral token ("2nd patch, cost 3"); ``patches``
+    holds the buy options' pictures (``index`` = that place, the cursor's one
+    ``selected``), so patches alike in price tell apart as on the table."""
+    if ui.readings:
+        return _readings(ui)
     state = ui.state
     targets = {intents.target_of(state, a) for a in ui.candidates}
     options = tuple(intents.option_label(a, state, len(targets) > 1) for a in ui.candidates)
@@ -133,6 +136,30 @@ def _confirm(ui):
                   for i, a in enumerate(ui.candidates) if isinstance(a, Buy))
     line = f"{who(ui, state.to_move)} on " + " or ".join(str(t) for t in sorted(targets)) + ":"
     return Screen("prompt", "Which move?", lines=(line,), options=options, patches=cards,
+                  selected=ui.cursor, footer="OK:YES NEXT:OTHER BACK:NO")
+
+
+def _readings(ui):
+    """"1 move or 2?" ("Which moves?" for longer readings): the token stopped on the
+    way, so it may have made one move or several of the same player. The line spells
+    out the selected reading ("Yellow: 2nd patch at 1, then advance to 4?", "Yellow,
+    one move: advance to 4?"); each option is one reading in short ("2nd then
+    advance", "advance only"); ``patches`` holds the pictures of every reading's
+    patches (``index``: the place each had when bought), those of the selected one
+    ``selected``, in order."""
+    state = ui.state
+    name = who(ui, state.to_move)
+    cards = []
+    for i, reading in enumerate(ui.readings):
+        cards += [PatchCard.of(state.spec, a.patch, selected=(i == ui.cursor),
+                               index=intents.place_of(s, a), total=len(s.offer[:3]))
+                  for s, a in intents.reading_steps(state, reading) if isinstance(a, Buy)]
+    said = intents.reading_words(state, ui.readings[ui.cursor])
+    line = f"{name}: {said}?" if len(ui.readings[ui.cursor]) > 1 else f"{name}, {said}?"
+    lengths = {len(r) for r in ui.readings}
+    title = "1 move or 2?" if lengths == {1, 2} else "Which moves?"
+    options = tuple(intents.reading_label(state, r) for r in ui.readings)
+    return Screen("prompt", title, lines=(line,), options=options, patches=tuple(cards),
                   selected=ui.cursor, footer="OK:YES NEXT:OTHER BACK:NO")
 
 

@@ -18,6 +18,13 @@ Beyond one move, the watch knows three situations that real hands produce:
   first move's reading was stable. The recent readings show whether the
   mover's token landed first (then both moves are taken in order); when they
   cannot tell, the UI asks;
+* **a stop on the way** (``Verdict.stops``): the spaces where the mover's token
+  rested at least ``stop_s`` since the board last stood as the game has it
+  (a hand sliding on rests less; a player who made a move there and then a
+  second one of their own rested longer, to take a patch and lay it on the
+  quilt). A reading reached through stops may be one move or several; the UI
+  asks when more than one reading is legal (``Expectation.onward`` says
+  whether a space off the one-move targets is reachable that way);
 * **a disturbed board**: a move counts only if the waiting player's token
   stayed on its space in every reading since the board last stood as the game
   has it, so a knocked token, or tokens put back one at a time after hands out
@@ -25,6 +32,7 @@ Beyond one move, the watch knows three situations that real hands produce:
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 WAIT = "wait"          # nothing to decide yet (unstable, or a reading already consumed)
@@ -50,7 +58,11 @@ class Expectation:
     each target after which the *other* player moves, the spaces that
     player's legal actions could end on (for quick hands; empty: not known).
     ``previous``: the expectation before the last move while that move is
-    still tentative (a token moving on revises it), else None.
+    still tentative (a token moving on revises it), else None. ``onward``:
+    ``onward(stops, space)`` is True when the mover may have reached ``space``
+    (off ``targets``) by several turns of their own resting on some of
+    ``stops`` (spaces, oldest first); None: only one move counts (a choice
+    made with OK). It must compare equal for the same game state.
     """
 
     positions: tuple[int, int]
@@ -58,6 +70,7 @@ class Expectation:
     targets: frozenset[int]
     follow: tuple[tuple[int, frozenset[int]], ...] = ()
     previous: "Expectation | None" = None
+    onward: Callable[[tuple[int, ...], int], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -66,13 +79,16 @@ class Verdict:
     ``target`` for MOVE/ONTO/THEN/REVISE, ``choices`` (target spaces) for ASK, and
     ``{target}`` for a REVISE after which the other player moved quickly (final),
     ``expected`` spaces a token must return to and ``wrong`` spaces that must
-    be cleared (for MISMATCH and LIFTED)."""
+    be cleared (for MISMATCH and LIFTED). ``stops`` (MOVE, ONTO, REVISE, THEN): the
+    spaces where the mover's token stood at least ``stop_s`` on the way, oldest
+    first (see :meth:`TokenWatch.stops`)."""
 
     kind: str
     target: int | None = None
     expected: frozenset[int] = frozenset()
     wrong: frozenset[int] = frozenset()
     choices: frozenset[int] = frozenset()
+    stops: tuple[int, ...] = ()
 
 
 class TokenWatch:
@@ -83,18 +99,22 @@ class TokenWatch:
     MISMATCH guidance. ``onto_s`` (default 0.8, at most ``guidance_s``): how
     long one token alone must be seen on the opponent's space before it is
     ONTO (until then it is a token in the air: any lift looks the same, and
-    the question would flash while a token is carried). Times are seconds of
-    one monotonic clock.
+    the question would flash while a token is carried). ``stop_s`` (default
+    2.0): a rest of the mover's token on a space at least this long is a stop
+    (a move may have ended there); shorter rests are a hand sliding on.
+    Times are seconds of one monotonic clock.
     """
 
     def __init__(self, stable_s: float = 0.15, guidance_s: float = 2.0,
-                 onto_s: float | None = None):
+                 onto_s: float | None = None, stop_s: float = 2.0):
         self.stable_s = stable_s
         self.guidance_s = guidance_s
         self.onto_s = min(0.8 if onto_s is None else onto_s, guidance_s)
+        self.stop_s = stop_s
         self.occupied: frozenset[int] | None = None
         self.since = 0.0
         self.trace: list[frozenset[int]] = []     # recent readings, oldest first
+        self.began: list[float] = []              # when each reading of ``trace`` began
         self._consumed: frozenset[int] | None = None
 
     def reading(self, occupied: frozenset[int], now: float) -> None:
@@ -103,7 +123,9 @@ class TokenWatch:
             self.occupied = frozenset(occupied)
             self.since = now
             self.trace.append(self.occupied)
+            self.began.append(now)
             del self.trace[:-TRACE]
+            del self.began[:-TRACE]
 
     def consume(self, now: float | None = None) -> None:
         """Ignore the current reading until it changes (after an undo, a cancel, a
@@ -115,6 +137,7 @@ class TokenWatch:
         """
         self._consumed = self.occupied
         self.trace = []                 # what came before says nothing about the next move
+        self.began = []
         if now is not None and self.occupied is not None:
             self.since = now
 
@@ -143,20 +166,72 @@ class TokenWatch:
             return verdict
         return self._guidance(reading, home, now)
 
+    def stops(self, expect: Expectation) -> tuple[int, ...]:
+        """The spaces where the mover's token (of ``expect``) rested at least ``stop_s``
+        since the board last stood as ``expect`` has it, oldest first: readings of the
+        waiting token and one other space (or the waiting token alone: the mover on it,
+        or in the air) that lasted that long. Its home space and the reading now (still
+        lasting) never count."""
+        mover = expect.mover
+        if mover is None:
+            return ()
+        other, start = expect.positions[1 - mover], expect.positions[mover]
+        home = frozenset(expect.positions)
+        found = []
+        last = len(self.trace) - (1 if self.trace and self.trace[-1] == self.occupied else 0)
+        for i in range(last - 1, -1, -1):
+            seen = self.trace[i]
+            if seen == home:
+                break
+            if self.began[i + 1] - self.began[i] < self.stop_s - 1e-9 or other not in seen:
+                continue
+            rest = seen - {other}
+            space = other if not rest else next(iter(rest)) if len(rest) == 1 else None
+            if space is not None and space != start:
+                found.append(space)
+        return tuple(reversed(found))
+
     def _explain(self, reading: frozenset[int], expect: Expectation) -> Verdict | None:
         verdict = None
         if expect.mover is not None and self._unbroken(expect):
-            verdict = _as_move(reading, expect)
+            verdict = self._with_stops(_as_move(reading, expect), expect) \
+                or self._as_onward(reading, expect, MOVE)
         if verdict is None and expect.previous is not None and self._unbroken(expect.previous):
-            verdict = _as_revision(reading, expect.previous)
+            verdict = self._with_stops(_as_revision(reading, expect.previous), expect.previous) \
+                or self._as_onward(reading, expect.previous, REVISE)
         if verdict is not None:
             return verdict
         quick = self._as_two_moves(reading, expect) if expect.mover is not None else None
         if (quick is None or quick.kind != THEN) and expect.previous is not None:
             moved_on = self._as_two_moves(reading, expect.previous)
             if moved_on is not None and moved_on.kind == THEN:   # seen to land, then quick hands
-                return Verdict(REVISE, moved_on.target, choices=frozenset((moved_on.target,)))
+                return Verdict(REVISE, moved_on.target, choices=frozenset((moved_on.target,)),
+                               stops=moved_on.stops)
         return quick
+
+    def _with_stops(self, verdict: Verdict | None, expect: Expectation) -> Verdict | None:
+        """``verdict`` with the stops on the way (when the UI may read several moves)."""
+        if verdict is None or verdict.target is None or expect.onward is None:
+            return verdict
+        stops = self.stops(expect)
+        return Verdict(verdict.kind, verdict.target, choices=verdict.choices, stops=stops) \
+            if stops else verdict
+
+    def _as_onward(self, reading: frozenset[int], expect: Expectation, kind: str) -> Verdict | None:
+        """The mover's token on a space no one move reaches, but several of its own turns
+        through the stops on the way may: ``kind`` (MOVE or REVISE; ONTO on the waiting
+        token) with those stops, or None."""
+        if expect.onward is None:
+            return None
+        other = expect.positions[1 - expect.mover]
+        rest = reading - {other}
+        if other not in reading or len(rest) > 1:
+            return None
+        space = next(iter(rest)) if rest else other
+        stops = self.stops(expect)
+        if not stops or not expect.onward(stops, space):
+            return None
+        return Verdict(ONTO if space == other and kind == MOVE else kind, space, stops=stops)
 
     def _as_two_moves(self, reading: frozenset[int], expect: Expectation) -> Verdict | None:
         """The mover went to t and the other player then moved: which t explain ``reading``?"""
@@ -175,7 +250,7 @@ class TokenWatch:
         home = frozenset(expect.positions)
         landed = [t for t in fits if self._landed(t, other, home)]
         if len(landed) == 1:
-            return Verdict(THEN, landed[0])
+            return self._with_stops(Verdict(THEN, landed[0]), expect)
         if fits:
             return Verdict(ASK, choices=frozenset(landed or fits))
         return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..rules import (DISCARD, Advance, Buy, ClaimSpecialTile, DiscardLeather, IllegalActionError,
-                     PlaceLeather, apply, load_spec)
+                     PlaceLeather, load_spec)
 from . import intents
 from .box_table import BoxTable
 from .buttons import HOLD, PRESS, Gesture
@@ -61,6 +61,7 @@ class TableUI(BoxTable):
         self.armed = False
         self.intent = None          # the action chosen with NEXT in turn mode
         self.candidates: list = []
+        self.readings: list = []    # "1 move or 2?": readings (tuples of actions) asked about
         self.notice = ""            # a passing word on the turn screen (a refusal, a target)
         self.instruction = ""       # what the last move asks of whom; kept until a move or OK
         self.tip = ""               # a one-time explanation shown with the instruction
@@ -73,6 +74,7 @@ class TableUI(BoxTable):
         self.correct_delta = 0
         self.consume_reading = False
         self.tentative = None       # the state before the last move while it is tentative
+        self._events: tuple = ()    # the events of the last turn committed
         self.known_names: Callable[[], list[str]] = list   # stored player names (names.py)
         self.pin_asked = 0          # how often the menu asked for a web PIN (on the live feed)
 
@@ -127,7 +129,7 @@ class TableUI(BoxTable):
             return                  # a hand is still moving: keep showing what was shown
         self.guide = v if (v.expected or v.wrong) else None
         if v.kind == REVISE and self.tentative is not None:
-            self._revise(v.target, v.choices)
+            self._revise(v.target, v.choices, v.stops)
             return
         if self.mode not in ("turn", "confirm", "box") or self.session is None:
             return
@@ -139,13 +141,13 @@ class TableUI(BoxTable):
             self.mismatch = v
         elif v.kind == MOVE:
             self.mismatch = None
-            self._token_moved(v.target, onto=False)
+            self._token_moved(v.target, onto=False, stops=v.stops)
         elif v.kind == ONTO:
             self.mismatch = None
-            self._token_moved(v.target, onto=True)
+            self._token_moved(v.target, onto=True, stops=v.stops)
         elif v.kind == THEN:          # quick hands: the first move first, final at once
             self.mismatch = None
-            self._token_moved(v.target, onto=False, final=True)
+            self._token_moved(v.target, onto=False, final=True, stops=v.stops)
         elif v.kind == ASK:           # quick hands in an order the readings cannot tell
             self.mismatch = None
             self._ask(sorted(v.choices))
@@ -361,9 +363,12 @@ class TableUI(BoxTable):
         pay = f"pay {self.state.spec.patches[action.patch].cost}, " if isinstance(action, Buy) else ""
         self.notice = f"{who}: {pay}move to space {target}"
 
-    def _token_moved(self, target: int, onto: bool, final: bool = False) -> None:
+    def _token_moved(self, target: int, onto: bool, final: bool = False,
+                     stops: tuple[int, ...] = ()) -> None:
         """The mover's token stands on ``target``: play the move chosen with OK, play a
-        lone advance (tentative unless ``final``), or ask which move it was.
+        lone advance (tentative unless ``final``), or ask which move it was. After
+        ``stops`` on the way (spaces where it rested long enough to have made a move
+        there), several turns of the same player may end here: see :meth:`_moved_on`.
 
         Browsing with NEXT is not choosing (only OK arms a choice); after OK only
         the chosen action's space counts (:meth:`expectation` offers no other); see
@@ -377,6 +382,8 @@ class TableUI(BoxTable):
                 and not intents.why_not(state, chosen):
             self._play(chosen)
             return
+        if stops and chosen is None and self._moved_on(target, stops, final, onto):
+            return
         found = intents.candidates_at(state, target)
         if not found:
             return
@@ -385,11 +392,49 @@ class TableUI(BoxTable):
             return
         self._ask(found)
 
-    def _plain(self, action) -> bool:
-        """A lone move the token alone may make: not from a space both tokens share (a knock
-        looks the same), and the other player moves next (or the game ends), so the same
-        token moving on can only revise it, never be a second move."""
-        state = self.state
+    def _moved_on(self, target: int, stops: tuple[int, ...], final: bool, onto: bool) -> bool:
+        """The token came to ``target`` after stopping on ``stops``: when some reading of
+        several turns of the mover (a move on a stop, then more) is legal, ask which
+        reading it was ("1 move or 2?"), or take the only one and say so (its last
+        move tentative as a lone move is, unless ``final``). The only reading is still
+        asked when its last move is no lone move (:meth:`_plain`) or the token seems
+        to be on the other (``onto``: it may be in the air). False when only one-move
+        readings are legal (asked or taken as usual)."""
+        found = intents.readings(self.state, stops, target)
+        if all(len(r) == 1 for r in found):
+            return False
+        last_state, last = intents.reading_steps(self.state, found[0])[-1]
+        if len(found) > 1 or onto or not self._plain(last, last_state):
+            if not (self.mode == "confirm" and self.readings == found):
+                self.mode, self.candidates, self.readings, self.cursor = "confirm", [], found, 0
+            return True
+        said = intents.reading_words(self.state, found[0])
+        if self._play_reading(found[0], tentative=not final):
+            self.tip = f"read as {said}"            # the only legal reading: say so
+        return True
+
+    def _play_reading(self, reading, tentative: bool = False) -> bool:
+        """Commit the moves of ``reading`` in order, each with what follows by itself; the
+        last stays ``tentative`` when it is a lone move (see :meth:`_plain`). The turn
+        screen says what they all ask. False when a move was refused (the ones before it
+        stand: each was legal where it was made)."""
+        events: list = []
+        for i, action in enumerate(reading):
+            last = i == len(reading) - 1
+            group, state = self._group(action)
+            if state is None or not self._commit(group, tentative and last and self._plain(action)):
+                return False
+            events += self._events
+        if len(reading) > 1:
+            self.instruction = intents.notices(events, self.session.setup.seat_names())
+        return True
+
+    def _plain(self, action, state=None) -> bool:
+        """A lone move the token alone may make (in ``state``, default the game's): not from
+        a space both tokens share (a knock looks the same), and the other player moves
+        next (or the game ends), so the same token moving on can only revise it, never be
+        a second move."""
+        state = self.state if state is None else state
         if state.players[0].position == state.players[1].position:
             return False
         after = _after(state, action)
@@ -410,12 +455,13 @@ class TableUI(BoxTable):
             found = [chosen]             # only whether it was made
         if self.mode == "confirm" and self.candidates == found:
             return
-        self.mode, self.candidates, self.cursor = "confirm", found, 0
+        self.mode, self.candidates, self.readings, self.cursor = "confirm", found, [], 0
 
-    def _revise(self, target: int | None, then=frozenset()) -> None:
+    def _revise(self, target: int | None, then=frozenset(), stops: tuple[int, ...] = ()) -> None:
         """The tentative last move's token moved on to ``target`` (or back home: None):
-        the move is taken back (journalled as an undo) and the new reading judged. With
-        ``then``, the other player moved quickly after it: the revised move is final."""
+        the move is taken back (journalled as an undo) and the new reading judged (with
+        the ``stops`` on the way). With ``then``, the other player moved quickly after
+        it: the revised move is final."""
         self.tentative = None
         self._write({"kind": "undo"})
         group = self.session.undo()
@@ -427,7 +473,7 @@ class TableUI(BoxTable):
             self.instruction = back
             return
         turns = len(self.session.groups)
-        self._token_moved(target, onto=False, final=bool(then))
+        self._token_moved(target, onto=False, final=bool(then), stops=stops)
         given = back.split("; token back")[0]      # the token moved on: only what to give back
         if len(self.session.groups) > turns:
             self.instruction = f"changed: {self.instruction or 'no buttons'}"
@@ -440,16 +486,29 @@ class TableUI(BoxTable):
     def _on_confirm(self, g: Gesture) -> None:
         if g.kind == HOLD:
             if g.button == "back":
-                self._undo()
+                self._drop_question()
             return
         if g.button == "next":
-            self.cursor = (self.cursor + 1) % len(self.candidates)
+            self.cursor = (self.cursor + 1) % len(self.readings or self.candidates)
+        elif g.button == "ok" and self.readings:
+            self._play_reading(self.readings[self.cursor])
         elif g.button == "ok":
             self._play(self.candidates[self.cursor])
         elif g.button == "back":
             self.consume_reading = True
             self._to_turn()
             self.notice = f"{self._who(self.state.to_move)}: move the token back"
+
+    def _drop_question(self) -> None:
+        """Undo while a question is open: what is undone is the move asked about (never
+        recorded), not the turn before it; its token goes back where the game has it."""
+        mover = self.state.to_move
+        self.consume_reading = True
+        self.mismatch = None
+        self._to_turn()
+        self.notice = self.tip = ""
+        self.instruction = (f"{self._who(mover)}: token back to "
+                            f"{self.state.players[mover].position}")
 
     def _on_leather(self, g: Gesture) -> None:
         if g.kind == HOLD and g.button == "back":
@@ -499,11 +558,13 @@ class TableUI(BoxTable):
             body["box"] = self._box_json(box)
         before = self.session.state
         self._write(body)
-        events = self.session.commit(group, box)
+        events = self._events = self.session.commit(group, box)
         self.tentative = before if tentative else None
         self.notice = ""
         said = intents.notices(events, self.session.setup.seat_names())
-        if not said and all(isinstance(a, (PlaceLeather, DiscardLeather)) for a in group):
+        if not all(isinstance(a, (PlaceLeather, DiscardLeather)) for a in group):
+            self.tip = ""               # a tip about the last move goes with the next one
+        elif not said:
             said = self.instruction     # the move's instruction still stands
         self.instruction = said
         if not self.instruction and isinstance(group[0], Correction):
@@ -694,10 +755,12 @@ class TableUI(BoxTable):
     def _expect_in(self, state, chosen, before=None) -> Expectation:
         """The expectation in ``state``: after OK (``chosen``) only its space counts; and
         where the other player could go next after each target (for quick hands)."""
+        onward = None
         if chosen is not None and not intents.why_not(state, chosen):
             actions = [chosen]
         else:
             actions = [a for a in intents.legal_set(state) if isinstance(a, (Buy, Advance))]
+            onward = _Onward(state)
         mover = state.to_move
         follow: dict[int, frozenset[int]] = {}
         for action in actions:
@@ -709,17 +772,31 @@ class TableUI(BoxTable):
                            if isinstance(a, (Buy, Advance))}
             follow[target] = frozenset(spaces)
         return Expectation(_positions(state), mover, frozenset(follow),
-                           tuple(sorted(follow.items())), before)
+                           tuple(sorted(follow.items())), before, onward)
 
 
-def _after(state, action):
-    """The state after ``action`` and any leather patch it wins (placed when there is room;
-    either way the tokens and the turn order come out the same)."""
-    after = apply(state, action)[0]
-    while after.owed:
-        item = DISCARD if after.players[after.owed[0]].empty == 0 else PlaceLeather()
-        after = apply(after, item)[0]
-    return after
+class _Onward:
+    """``Expectation.onward`` for ``state``: whether the player to move may have reached
+    a space by several turns of their own through stops on the way (see
+    :func:`.intents.readings`). Equal for the same state object, so an unchanged
+    expectation still compares equal."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, state):
+        self.state = state
+
+    def __call__(self, stops: tuple[int, ...], space: int) -> bool:
+        return any(len(r) > 1 for r in intents.readings(self.state, stops, space))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Onward) and other.state is self.state
+
+    def __hash__(self) -> int:
+        return id(self.state)
+
+
+_after = intents.after_move
 
 
 def _positions(state) -> tuple[int, int]:

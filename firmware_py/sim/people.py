@@ -18,7 +18,14 @@ random per move:
 * ``knock``: the other token is knocked a space on (or off the board) and put
   back before the move;
 * ``undo``: after the move is shown, hold BACK, put the token back, redo it;
-* ``quick``: the next player moves 0 to 150 ms after the token landed.
+* ``quick``: the next player moves 0 to 150 ms after the token landed;
+* and 15% of the questions about a move made token first (``first``, ``browse``, and
+  every move made while a question is open) are left unanswered
+  (:data:`LEAVE_OPEN`; quick hands and undo always answer): the player takes the
+  patch and lays it on
+  the quilt (3 to 8 s, a stop: see ``sensor.stop_seconds``) and the game goes on,
+  the other player's turn or the same player's next one; the question is answered
+  only when it comes back with the moves made since.
 
 :func:`play_game` plays one seeded game and reports whether the saved record
 equals the moves made, and how many questions the companion asked.
@@ -43,6 +50,9 @@ from ..rules import ADVANCE, DISCARD, Buy, PlaceLeather, deal, load_spec, parse_
 from ..service import Service
 
 STYLES = ("choose", "first", "browse", "knock", "undo", "quick")
+LEAVE_OPEN = 0.15           # share of the questions about one's own move left unanswered
+HANDLING_S = (3.0, 8.0)     # seconds to take a patch and lay it on the quilt (or take buttons)
+READINGS = ("1 move or 2?", "Which moves?")     # titles of questions about several moves
 
 
 class WrongRecord(AssertionError):
@@ -58,6 +68,8 @@ class Outcome:
     """One game: ``exact`` when the saved record equals the moves made; ``moves`` made;
     ``questions`` ("Which move?" questions the people had to answer with OK or BACK);
     ``shown``: questions shown at all (also those a token moving on made go away);
+    ``left_open``: questions about their own move the people left unanswered;
+    ``several``: questions about one move or several ("1 move or 2?") answered;
     ``problem`` says what went wrong."""
 
     seed: int
@@ -66,6 +78,8 @@ class Outcome:
     questions: int
     shown: int = 0
     problem: str = ""
+    left_open: int = 0
+    several: int = 0
 
 
 @dataclass
@@ -169,6 +183,10 @@ class People:
         self.truth: Session | None = None
         self.moves = 0
         self._patience = 2
+        self.pending: tuple[list, list] | None = None   # (states, moves) of a question left open
+        self._taken: list = []             # moves (of ``settle``) the table took on an answer
+        self.left_open = 0                 # questions left unanswered (then moved on)
+        self.several = 0                   # "1 move or 2?" questions answered
 
     # ----- setup ---------------------------------------------------------------------------
     def set_up(self) -> None:
@@ -222,10 +240,16 @@ class People:
         return ADVANCE
 
     def turn(self) -> None:
-        """Decide a move, carry it out in a random style, see it taken."""
+        """Decide a move, carry it out in a random style, see it taken (or leave the
+        question about it open and go on: see :data:`LEAVE_OPEN`)."""
         state = self.state
         action = self.decide(state)
         style = self.rng.choice(STYLES)
+        leave = self.rng.random() < LEAVE_OPEN
+        if self.pending is not None:        # a question left open: just move on
+            self.table.wait(self.rng.uniform(*HANDLING_S))
+            self._turn_after_open(state, action, leave)
+            return
         if style == "knock":
             self._knock()
             style = self.rng.choice(("choose", "first", "browse"))
@@ -245,13 +269,24 @@ class People:
             final = self._commit(second)
             self.settle([after, final], [(state, action), (after, second)])
             return
-        self.settle([after], [(state, action)])
-        if style == "undo" and not after.owed:
+        self.settle([after], [(state, action)], leave=leave and style in ("first", "browse"))
+        if style == "undo" and not after.owed and self.pending is None:
             self.table.press("back", hold=True)
             self.until(lambda s: self._shows(state), "the undone move")
             self._fix_board()
             self._move(state, action, lift=True)
             self.settle([after], [(state, action)])
+
+    def _turn_after_open(self, state, action, leave: bool) -> None:
+        """The next turn while a question about the last move stays open: the token is
+        moved (no buttons: the screen still asks), and the table must now tell the
+        moves apart (asking again, with what was made since)."""
+        states, moves = self.pending
+        self.pending = None
+        self.left_open += 1
+        self._move(state, action)
+        after = self._commit(action)
+        self.settle(states + [after], moves + [(state, action)], leave=leave)
 
     def _commit(self, action):
         group = [action]
@@ -352,18 +387,27 @@ class People:
                 return False
         return True
 
-    def settle(self, states, moves) -> None:
+    def settle(self, states, moves, leave: bool = False) -> None:
         """Look at the table until it shows the last of ``states``: answer questions about
         ``moves`` ((state before, action) pairs) by picture and place, fix the board as the
-        lights say. A shown game that is none of the states passed through is a wrong record."""
+        lights say. A shown game that is none of the states passed through is a wrong record.
+        With ``leave``, a question about the last move is left open (kept in
+        :attr:`pending`) unless the game is over or a leather patch is owed."""
         t = self.table
         before = moves[0][0] if moves else None
         for _ in range(60):
             t.wait(self.rng.uniform(0.3, 0.8))
             screen = t.screen
             if self._shows(states[-1]) and not t.lights.expected and not t.lights.wrong:
+                self._taken = []
                 return
-            if screen.kind == "prompt" and screen.options:
+            if screen.kind == "prompt" and screen.options and leave and self._own(moves) \
+                    and not states[-1].over and not states[-1].owed:
+                self.pending = (list(states), list(moves))
+                return
+            if screen.kind == "prompt" and screen.options and screen.title in READINGS:
+                self._answer_reading(moves)
+            elif screen.kind == "prompt" and screen.options:
                 self._answer(moves)
             elif self._redo(moves):
                 continue
@@ -401,14 +445,86 @@ class People:
             if screen.kind != "prompt" or not screen.options:
                 return
             picked = next((c for c in screen.patches if c.selected), None)
-            for state, action in about:
-                if self._is(picked, state, action):
+            for move in about:
+                if self._is(picked, *move):
                     t.answered += 1
+                    self._taken.append(move)
                     t.press("ok")
                     return
             t.press("next")
         t.answered += 1
         t.press("back")
+
+    def _own(self, moves) -> bool:
+        """The question shown is about the colour that made the last of ``moves``."""
+        found = re.match(r"(Green|Yellow)\b", (self.table.screen.lines or ("",))[0])
+        state = moves[-1][0] if moves else None
+        return bool(found) and state is not None and \
+            self.truth.setup.colours[state.to_move] == found.group(1).lower()
+
+    def _answer_reading(self, moves) -> None:
+        """Answer "1 move or 2?": NEXT until the selected reading (the line's words,
+        the pictures and places of its patches) is exactly the moves this colour made
+        since the table last took one of theirs, then OK; NO (BACK) when none is."""
+        t = self.table
+        for _ in range(len(t.screen.options) + 1):
+            screen = t.screen
+            if screen.kind != "prompt" or screen.title not in READINGS:
+                return
+            made = self._untaken_run(moves, screen.lines[0])
+            if made and self._reads_as(screen, made):
+                t.answered += 1
+                self.several += 1
+                self._taken += made
+                t.press("ok")
+                return
+            t.press("next")
+        t.answered += 1
+        t.press("back")
+
+    def _untaken_run(self, moves, line: str) -> list:
+        """The last run of moves in a row by the colour the ``line`` names that the table
+        has not taken yet."""
+        found = re.match(r"(Green|Yellow)\b", line)
+        colours = self.truth.setup.colours
+        run: list = []
+        for move in moves:
+            state = move[0]
+            if found and colours[state.to_move] == found.group(1).lower() \
+                    and not self._was_taken(move):
+                run.append(move)
+            elif run:
+                run = []
+        return run
+
+    @staticmethod
+    def _reads_as(screen, made) -> bool:
+        """The selected reading (line and pictures) says the moves ``made``, in order."""
+        said = re.match(r"(?:Green|Yellow)(?::|, one move:) (.*)\?$", screen.lines[0])
+        if not said:
+            return False
+        parts = said.group(1).split(", then ")
+        cards = [c for c in screen.patches if c.selected]
+        buys = [(s, a) for s, a in made if isinstance(a, Buy)]
+        if len(parts) != len(made) or len(cards) != len(buys):
+            return False
+        for part, (state, action) in zip(parts, made):
+            words = re.fullmatch(r"(\d)(?:st|nd|rd|th) patch at (\d+)|advance to (\d+)", part)
+            if not words:
+                return False
+            target = intents.target_of(state, action)
+            if isinstance(action, Buy):
+                if words.group(1) is None or (int(words.group(1)), int(words.group(2))) != \
+                        (intents.place_of(state, action), target):
+                    return False
+            elif words.group(3) is None or int(words.group(3)) != target:
+                return False
+        return all(card.shape == state.spec.patches[a.patch].shape
+                   and card.index == intents.place_of(state, a)
+                   for card, (state, a) in zip(cards, buys))
+
+    def _was_taken(self, move) -> bool:
+        return any(move is taken for taken in self._taken)
 
     def _about(self, moves) -> list:
         """The moves a question is about: the line names the colour and the space(s)."""
@@ -418,8 +534,8 @@ class People:
         colour = found.group(1).lower()
         spaces = {int(n) for n in found.group(2).split(" or ")}
         colours = self.truth.setup.colours
-        return [(s, a) for s, a in moves if colours[s.to_move] == colour
-                and intents.target_of(s, a) in spaces]
+        return [m for m in moves if colours[m[0].to_move] == colour
+                and intents.target_of(*m) in spaces and not self._was_taken(m)]
 
     @staticmethod
     def _is(card, state, action) -> bool:
@@ -474,4 +590,5 @@ def play_game(seed: int, folder: str | Path | None = None) -> Outcome:
             exact, problem = False, f"{type(exc).__name__}: {exc}"
         finally:
             table.service.stop()        # the history's index thread, before its folder goes
-        return Outcome(seed, exact, people.moves, table.answered, table.shown, problem)
+        return Outcome(seed, exact, people.moves, table.answered, table.shown, problem,
+                       people.left_open, people.several)

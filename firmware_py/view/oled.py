@@ -202,13 +202,15 @@ def _prompt(c: _Canvas, screen: Screen) -> None:
     cursor on ``selected`` (at least two option rows are kept when there are
     options), and the ``footer`` legend. When ``patches`` are given (the
     "Which move?" question), the selected one's picture stands in a column at
-    the right and the text keeps to the left of it."""
+    the right and the text keeps to the left of it; several selected ones (the
+    patches of one reading of several moves) share the column, top to bottom."""
     _header(c, [screen.title], screen.warning)
     bottom = _bottom(screen)
-    picture = next((card for card in screen.patches if card.selected), None)
+    pictures = [card for card in screen.patches if card.selected]
     right = WIDTH - PICTURE_W if screen.patches else WIDTH
-    if picture is not None:
-        draw_patch(c.draw, (right + 2, HEADER + 2, PICTURE_W - 3, bottom - HEADER - 3),
+    tall = (bottom - HEADER - 3 - 2 * (len(pictures) - 1)) // max(len(pictures), 1)
+    for i, picture in enumerate(pictures):
+        draw_patch(c.draw, (right + 2, HEADER + 2 + i * (tall + 2), PICTURE_W - 3, tall),
                    picture.shape, max_cell=6)
     rows = (bottom - HEADER - 1) // LINE
     text_rows = max(0, rows - min(len(screen.options), 2))
