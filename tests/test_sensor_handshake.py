@@ -201,7 +201,8 @@ def test_documented_optional_hello_fields_are_accepted(monkeypatch):
 # ------------------------------------------------------------------ the whole companion
 def test_the_companion_says_why_on_the_oled_and_in_the_log(tmp_path, caplog):
     """A Patchwork game whose sensor.map reads channels up to 60 cannot use the
-    simulated 54-space sensor: the OLED's warning and the log say so in one line."""
+    simulated 54-space sensor: the OLED's badge says where to look in a few words, the
+    log says why in one line."""
     caplog.set_level(logging.INFO, logger="firmware_py.hw.sensor_link")
     cfg = validate({"backend": "sim", "sensor": {"map": list(range(7, 61)), "stable_ms": 60},
                     "sim": {"sensor_link": str(tmp_path / "sensor"), "speed": 4.0}}, "test")
@@ -209,7 +210,8 @@ def test_the_companion_says_why_on_the_oled_and_in_the_log(tmp_path, caplog):
     companion = start_companion(cfg, folder=tmp_path / "journal")
     try:
         words = "sensor has 54 spaces, Patchwork needs 61"
-        wait_until(lambda: words in companion.service.status.screen.warning, "the OLED warning")
+        wait_until(lambda: companion.service.status.screen.warning == "sensor firmware?",
+                   "the OLED warning")
     finally:
         companion.close()
     assert any(words in r.getMessage() for r in caplog.records)
