@@ -529,6 +529,7 @@ def _cut_off_text(entries: list[dict], keep: int) -> str:
     does not replay: the turns cut off are lost ("turns 7-8 lost; resumed at turn 6");
     "journal repaired" only when no turn was cut off."""
     def turns(part: list[dict]) -> int:
+        """How many turn entries ``part`` holds."""
         return sum(1 for e in part if e.get("kind") == "turn")
     cut = turns(entries[keep:])
     return lost_text(turns(entries[:keep]), cut) if cut else "journal repaired"

@@ -105,9 +105,11 @@ def _along(middle: float, start: float, length: float, vertical: bool,
     step = (length - 2 * OVERLAP_MM) / (count - 1)
 
     def at(s: float) -> tuple[float, float]:
+        """The point (x, y) in mm at ``s`` mm along the overlap strip."""
         return (middle, s) if vertical else (s, middle)
 
     def room(s: float) -> float:
+        """Distance in mm from the mark at ``s`` to the nearest pocket or hole to avoid."""
         return min((math.dist(at(s), p) for p in avoid), default=math.inf)
 
     out = []

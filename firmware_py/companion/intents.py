@@ -68,6 +68,8 @@ def readings(state: GameState, stops: tuple[int, ...], target: int) -> list[tupl
     found: dict[tuple, None] = {}
 
     def walk(now: GameState, first: int, path: tuple) -> None:
+        """Extend ``path`` (the actions so far) by every legal action from ``now`` ending
+        on the next stop from index ``first`` on; a whole path ending on ``target`` is kept."""
         for at in range(first, len(stops) + 1):
             space = target if at == len(stops) else stops[at]
             for action in candidates_at(now, space):

@@ -339,6 +339,7 @@ def serve(table, address: str, port: int, announce=print) -> int:
     shown = page_names(address, guard.names)
 
     async def main():
+        """Serve the page until Ctrl-C or SIGTERM, printing its address once it listens."""
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0, handle_signals=True)
         await runner.setup()
         try:

@@ -110,6 +110,8 @@ class _Reader:
             raise TarError(f"{self.where}: not a backup file (.tar.gz), or damaged ({exc})") from None
 
     def block(self) -> bytes | None:
+        """The next 512-byte header block; None at the end of the stream. Raises
+        TarError for a stream cut short inside a block."""
         data = self._read(BLOCK)
         if not data:
             return None
@@ -118,6 +120,8 @@ class _Reader:
         return data
 
     def data(self, size: int) -> bytes:
+        """A member's ``size`` bytes (its padding to whole blocks read and dropped).
+        Raises TarError for a stream cut short inside the member."""
         padded = -(-size // BLOCK) * BLOCK
         data = self._read(padded)
         if len(data) < padded:

@@ -233,6 +233,8 @@ class _LimitedServer(Server):
         self._logged = (float("-inf"), 0)
 
     def connection_made(self, handler, transport) -> None:
+        """Count a new connection by its address; one over :data:`PER_ADDRESS` from that
+        address, or over :data:`MAX_CONNECTIONS` in all, is refused (logged, closed)."""
         super().connection_made(handler, transport)
         peer = transport.get_extra_info("peername")
         addr = peer[0] if isinstance(peer, tuple) and peer else "?"
@@ -247,6 +249,7 @@ class _LimitedServer(Server):
         self._peers[id(handler)] = addr
 
     def connection_lost(self, handler, exc=None) -> None:
+        """Forget a closed connection in its address's count."""
         addr = self._peers.pop(id(handler), None)
         if addr is not None:
             self.per_address[addr] -= 1

@@ -23,6 +23,8 @@ async def pieces(make: Callable[[], Iterator[str]]) -> AsyncIterator[bytes]:
     stop = threading.Event()
 
     def work() -> None:
+        """On a worker thread: make the pieces and hand them over, a few ahead at most,
+        until they are all made or the reader has gone."""
         try:
             for piece in make():
                 while not stop.is_set():
