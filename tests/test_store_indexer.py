@@ -272,3 +272,17 @@ def test_a_record_no_rebuild_can_index_is_not_a_lost_row(tmp_path):
         index.delete_all()
     assert History(folder).disagreement() == "the index holds 0 of 2 saved games"
     assert "2 games indexed, 1 records skipped" in History(folder).reconcile()
+
+
+def test_a_rebuild_refused_by_a_lock_says_who_may_hold_it(tmp_path, capsys):
+    """``history --rebuild`` while another process holds the index's write lock: exit 2
+    with the likely holders and what to do, not only SQLite's "database is locked"."""
+    folder, history = two_games_filed(tmp_path)
+    holder = LockHolder(history.db_path)
+    try:
+        assert cli_main(["history", "--rebuild", "--store", str(folder)]) == 2
+    finally:
+        holder.release()
+    said = capsys.readouterr().err
+    assert "database is locked" in said and "another process holds the index" in said
+    assert "Try again" in said and "Traceback" not in said

@@ -73,7 +73,11 @@ def rebuild(history, out) -> int:
     try:
         report = history.rebuild()
     except (OSError, sqlite3.Error) as exc:
-        print(f"history --rebuild: cannot write {history.db_path}: {exc}", file=sys.stderr)
+        locked = isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+        hint = (" (another process holds the index: the service while it files a game, a "
+                "sqlite3 shell, a backup tool, restore? Try again once it lets go)"
+                if locked else "")
+        print(f"history --rebuild: cannot write {history.db_path}: {exc}{hint}", file=sys.stderr)
         return 2
     if report.set_aside:
         print(f"{history.db_path}: damaged; kept as {report.set_aside}", file=sys.stderr)
