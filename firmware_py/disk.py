@@ -84,9 +84,8 @@ def _replace(target: Path, data: bytes, mode: int, durable: bool) -> None:
         try:
             _rename_into(tmp, target, durable)
             return
-        except FileNotFoundError:
-            if attempt == VANISHED_RETRIES - 1 or os.path.exists(tmp) \
-                    or not os.path.isdir(target.parent):
+        except FileNotFoundError:       # the temporary file (or the whole folder) went
+            if attempt == VANISHED_RETRIES - 1 or not os.path.isdir(target.parent):
                 raise
 
 
