@@ -10,7 +10,7 @@ measures until the search returns. Prints
 
     search stop after a cancel: median M ms, max X ms over N searches
 
-Nothing here asserts a time (tests/test_box_table.py checks that an undo tells
+Nothing here asserts a time (tests/companion/test_box_table.py checks that an undo tells
 the search to stop and that it does).
 """
 from __future__ import annotations

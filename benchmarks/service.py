@@ -58,14 +58,14 @@ from firmware_py.companion.screens import build_screen        # noqa: E402
 from firmware_py.companion.session import Session, Setup      # noqa: E402
 from firmware_py.companion.ui import TableUI                  # noqa: E402
 from firmware_py.config import validate                       # noqa: E402
-from firmware_py.demo import bundled_record                   # noqa: E402
+from firmware_py.sim.demo import bundled_record                   # noqa: E402
 from firmware_py.hw import sensor_protocol as sp              # noqa: E402
 from firmware_py.hw.backends import build_parts               # noqa: E402
 from firmware_py.hw.oled_pages import ByteCounter, PagedSh1106, PagedSsd1306  # noqa: E402
 from firmware_py.hw.sensor_link import SensorLink             # noqa: E402
 from firmware_py.rules import Advance, Buy, PlaceLeather, move_to_action, parse_record  # noqa: E402
 from firmware_py.rules import untracked_copy                  # noqa: E402
-from firmware_py.service import Service                       # noqa: E402
+from firmware_py.service.loop import Service                       # noqa: E402
 from firmware_py.view.leds import TOKEN_RGB, WHITE            # noqa: E402
 from firmware_py.view.oled import render                      # noqa: E402
 
@@ -531,7 +531,7 @@ def serve_idle(folder: str) -> int:
     """(Child mode) the companion as ``run`` starts it on ``folder``; with a game
     there, the tokens are placed on the simulated board where the game says.
     Prints a line when ready and serves until stdin closes."""
-    from firmware_py.app import start_companion
+    from firmware_py.service.assembly import start_companion
     cfg = validate({"backend": "sim", "journal": {"dir": folder}}, "bench")
     companion = start_companion(cfg)
     state = companion.service.call(lambda: companion.service.ui.state)

@@ -45,7 +45,7 @@ os.environ.setdefault("BLINKA_FORCECHIP", "OS_AGNOSTIC")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from firmware_py.app import start_companion          # noqa: E402
+from firmware_py.service.assembly import start_companion          # noqa: E402
 from firmware_py.config import validate              # noqa: E402
 from firmware_py.rules import dumps_record, parse_record  # noqa: E402
 

@@ -259,16 +259,20 @@ def _others_may_read(path: str) -> list[str]:
 
 def _check_layouts(out: dict) -> list[str]:
     """Each LED and sensor map must give every space its own index (53/29 = last spaces)."""
+    from .hw.channel_map import ChannelMap
     from .view.leds import LedLayout
     problems = []
-    checks = [("leds", "map", 53, out["leds"]["count"]), ("leds", "map_express", 29, out["leds"]["count"]),
-              ("sensor", "map", 53, 1 << 16), ("sensor", "map_express", 29, 1 << 16)]
-    for section, key, last, count in checks:
+    checks = [("leds", "map", 53), ("leds", "map_express", 29),
+              ("sensor", "map", 53), ("sensor", "map_express", 29)]
+    for section, key, last in checks:
         value = out[section][key]
         if value == "":
             continue
         try:
-            LedLayout.parse(value, count, last)
+            if section == "leds":
+                LedLayout.parse(value, out["leds"]["count"], last)
+            else:
+                ChannelMap.parse(value, last)
         except ValueError as exc:
             problems.append(f"{section}.{key}: {exc}")
     return problems

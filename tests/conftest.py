@@ -1,12 +1,24 @@
-"""Shared fixtures: the 100 golden self-play games."""
+"""Shared fixtures: the 100 golden self-play games.
+
+The tests mirror the package's rooms (``tests/rules/`` for ``firmware_py/rules/``
+and so on; ``tests/benchmarks/`` for the benchmark scripts). Test files import
+shared helpers from each other by module name (``from test_faults_rig import
+...``), so every room's folder is put on the import path here; test file names
+stay unique across the folders.
+"""
 from __future__ import annotations
 
 import json
 import logging
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
+
+for _room in sorted(Path(__file__).resolve().parent.iterdir()):
+    if _room.is_dir() and any(_room.glob("test_*.py")) and str(_room) not in sys.path:
+        sys.path.append(str(_room))
 
 #: the system packages some tests drive for real: (programs on PATH, Debian package names)
 SYSTEM_PACKAGES = {

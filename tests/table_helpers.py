@@ -1,10 +1,10 @@
 """Start the companion on simulated hardware in the middle of a real game."""
 from __future__ import annotations
 
-from firmware_py.app import start_companion
+from firmware_py.service.assembly import start_companion
 from firmware_py.companion.journal import Journal
 from firmware_py.companion.session import Session, Setup
-from firmware_py.demo import demo_config
+from firmware_py.sim.demo import demo_config
 from firmware_py.rules import DISCARD, PlaceLeather, move_to_action, parse_record, untracked_copy
 from firmware_py.sim.hands import Hands
 

@@ -40,7 +40,7 @@ class FeedLink:
     state to ``bridge`` (a :class:`.bridge.ClubBridge`). ``close()`` stops it."""
 
     def __init__(self, folder, bridge):
-        from ..feed import FeedSubscriber, read_live
+        from ..web.feed import FeedSubscriber, read_live
         self.folder = folder
         self.running: bool | None = None     # the game service, as its feed shows it
         self.bridge = bridge
@@ -76,9 +76,9 @@ class FeedLink:
 
     def watch_service(self, now: float | None = None) -> None:
         """Tell the bridge when the game service stops (its feed has gone quiet past
-        ``feed.STALE_SECONDS``, see :func:`~firmware_py.feed.feed_age`) and when it
+        ``feed.STALE_SECONDS``, see :func:`~firmware_py.service.feed.feed_age`) and when it
         runs again; the scoreboard then shows the table offline."""
-        from ..feed import STALE_SECONDS, feed_age
+        from ..web.feed import STALE_SECONDS, feed_age
         age = feed_age(self.folder, now)
         running = age is None or age <= STALE_SECONDS
         if running != self.running:

@@ -1,5 +1,5 @@
 """``patchwork-companion calibrate``: learn the sensor channel and the LED under each space
-(see :mod:`firmware_py.calibrate`)."""
+(see :mod:`firmware_py.bench.calibrate`)."""
 from __future__ import annotations
 
 from .common import CONFIG_HELP, discover, found_path
@@ -19,5 +19,5 @@ def run(args) -> int:
     found, cfg = discover(args.config)
     if cfg is None:
         return 2
-    from ..calibrate import main as calibrate_main
+    from ..bench.calibrate import main as calibrate_main
     return calibrate_main(found_path(found), args.game, args.write)

@@ -125,7 +125,7 @@ def start_bridge(cfg: dict, config_path: str | None = None):
     from ..club.bridge import ClubBridge, ClubError, ClubSettings
     from ..club.feedlink import FeedLink
     from ..config import state_dir
-    from ..feed import feed_dir
+    from ..service.feed import feed_dir
     log = logging.getLogger("firmware_py.club")
     settings = ClubSettings.from_config(cfg)
     try:

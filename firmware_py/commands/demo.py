@@ -1,5 +1,5 @@
 """``patchwork-companion demo``: play a whole game record through the companion on simulated
-hardware (see :mod:`firmware_py.demo`)."""
+hardware (see :mod:`firmware_py.sim.demo`)."""
 from __future__ import annotations
 
 
@@ -15,5 +15,5 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     """The command; returns the exit status."""
-    from ..demo import run_demo
+    from ..sim.demo import run_demo
     return run_demo(args.record, args.out, as_json=args.json, fast=args.fast)

@@ -1,5 +1,5 @@
-"""``patchwork-companion install``: install on Raspberry Pi OS (see :mod:`firmware_py.install`,
-also runnable as ``python3 -m firmware_py.install``). The installer parses its own options."""
+"""``patchwork-companion install``: install on Raspberry Pi OS (see :mod:`firmware_py.deploy.install`,
+also runnable as ``python3 -m firmware_py.deploy.install``). The installer parses its own options."""
 from __future__ import annotations
 
 import argparse
@@ -21,5 +21,5 @@ def run(args) -> int:
 
 def main(argv) -> int:
     """Run the installer on ``argv`` (the arguments after ``install``)."""
-    from ..install import main as install_main
+    from ..deploy.install import main as install_main
     return install_main(argv)

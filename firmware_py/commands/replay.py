@@ -1,5 +1,5 @@
 """``patchwork-companion replay``: check a game record move by move and print the tally
-(see :mod:`firmware_py.replay_cmd`)."""
+(see :mod:`firmware_py.store.replay`)."""
 from __future__ import annotations
 
 
@@ -14,5 +14,5 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     """The command; returns the exit status."""
-    from ..replay_cmd import run_replay
+    from ..store.replay import run_replay
     return run_replay(args.file, as_json=args.json, trace=args.trace)

@@ -1,4 +1,4 @@
-"""``patchwork-companion run``: the companion service itself (see :mod:`firmware_py.app`)."""
+"""``patchwork-companion run``: the companion service itself (see :mod:`firmware_py.service.assembly`)."""
 from __future__ import annotations
 
 import logging
@@ -31,6 +31,6 @@ def run(args) -> int:
                   "service again; exit status %d stops systemd from restarting it",
                   found.label, EXIT_CONFIG)
         return EXIT_CONFIG
-    from ..app import run_forever
+    from ..service.assembly import run_forever
     faulthandler.enable()          # a watchdog kill (SIGABRT) leaves every thread's traceback
     return run_forever(cfg)

@@ -1,5 +1,5 @@
 """``patchwork-companion selftest``: check each part, PASS/FAIL per part
-(see :mod:`firmware_py.selftest`)."""
+(see :mod:`firmware_py.bench.selftest`)."""
 from __future__ import annotations
 
 from .common import CONFIG_HELP, discover, found_path
@@ -19,5 +19,5 @@ def run(args) -> int:
     found, cfg = discover(args.config)
     if cfg is None:
         return 2
-    from ..selftest import main as selftest_main
+    from ..bench.selftest import main as selftest_main
     return selftest_main(found_path(found), args.seconds, args.yes)

@@ -1,5 +1,5 @@
 """``patchwork-companion template``: a printable 1:1 SVG of the time board's space centres
-(where sensors and LEDs go; see :mod:`firmware_py.template`)."""
+(where sensors and LEDs go; see :mod:`firmware_py.bench.template`)."""
 from __future__ import annotations
 
 
@@ -19,5 +19,5 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     """The command; returns the exit status."""
-    from ..template import main as template_main
+    from ..bench.template import main as template_main
     return template_main(args.centres, args.out, paper=args.paper)

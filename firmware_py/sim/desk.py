@@ -44,7 +44,7 @@ class GestureError(ValueError):
 
 class Desk:
     """Fingers on the buttons and a hand on the time tokens of ``companion`` (a running
-    :class:`firmware_py.app.Companion` on the sim backend).
+    :class:`firmware_py.service.assembly.Companion` on the sim backend).
 
     Call every method from one thread (the UI's); ``on_error(text)`` is called from a
     hands worker thread when a gesture fails; ``clock``: monotonic seconds.

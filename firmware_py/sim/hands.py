@@ -18,7 +18,7 @@ class DriveError(RuntimeError):
 class Hands:
     """Two players' hands.
 
-    ``companion``: a running :class:`firmware_py.app.Companion` on the sim
+    ``companion``: a running :class:`firmware_py.service.assembly.Companion` on the sim
     backend; ``press_s``: how long a short press lasts (seconds);
     ``timeout``: how long to wait for the companion to react (seconds).
     """

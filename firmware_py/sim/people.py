@@ -1,7 +1,7 @@
 """Simulated people at a table: they decide a legal move, then carry it out the way
 people do, and the companion must record exactly what they did.
 
-Two players share a real :class:`~firmware_py.service.Service` driven on a
+Two players share a real :class:`~firmware_py.service.loop.Service` driven on a
 stepping clock: button edges and sensor readings are posted as the gpiozero
 callbacks and the sensor link post them, and time moves only when the people
 wait (every timer of the loop fires at its due time). The people keep their
@@ -47,7 +47,7 @@ from ..hw.backends import Parts
 from ..hw.parts import RawButton
 from ..hw.sensor_link import SensorOccupancy
 from ..rules import ADVANCE, DISCARD, Buy, PlaceLeather, deal, load_spec, parse_record
-from ..service import Service
+from ..service.loop import Service
 
 STYLES = ("choose", "first", "browse", "knock", "undo", "quick")
 LEAVE_OPEN = 0.15           # share of the questions about one's own move left unanswered

@@ -68,7 +68,7 @@ def open_table(cfg: dict, folder: str | Path, seed: int | None = None,
     ``folder``; ``seed`` makes the dealt circle repeatable; ``feed``: publish the live
     feed there (for ``patchwork-companion web``), or None; ``names``: the file of player
     names offered at setup, or None; ``planner``: the box's search (None: the default)."""
-    from ..app import start_companion
+    from ..service.assembly import start_companion
     cfg = {**cfg, "": {**cfg[""], "backend": "sim"}}
     tap = FrameTap()
     folder = Path(folder)

@@ -370,8 +370,8 @@ def main(argv: list[str] | None = None) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     logging.basicConfig(filename=folder / "sim.log", level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from ..app import names_path
-    from ..feed import feed_dir
+    from ..service.assembly import names_path
+    from ..service.feed import feed_dir
     table = _quietly(lambda: open_table(cfg, folder, args.seed, feed_dir(cfg), names_path(cfg)),
                      folder / "sim.log")
     try:

@@ -385,9 +385,9 @@ def main(cfg: dict, out: str | None, seed: int | None, address: str, port: int) 
     and serve its page on ``address``:``port`` until Ctrl-C; returns the exit status."""
     from pathlib import Path
 
-    from ..app import names_path
+    from ..service.assembly import names_path
     from ..config import state_dir
-    from ..feed import feed_dir
+    from ..service.feed import feed_dir
     from .table import open_table
     folder = Path(out) if out else state_dir(cfg) / "sim"
     folder.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,7 @@ against guessing, and Origin checks.
 The page is read-only for everyone. Editing (player names) needs a PIN that only
 someone at the table can read: :meth:`PinGate.issue` makes a random 6-digit PIN
 and asks the game service to show it on the OLED (a datagram to its control
-socket, see :mod:`firmware_py.feed`); the PIN is good for ``minutes`` and for
+socket, see :mod:`firmware_py.service.feed`); the PIN is good for ``minutes`` and for
 :data:`MAX_TRIES` wrong guesses. A right PIN gives the browser a random session
 cookie for the same time. There is no default password, and nothing is stored
 on disk.

@@ -19,7 +19,8 @@ import logging
 from pathlib import Path
 from typing import Callable
 
-from ..feed import LIVE_FILE, STALE_SECONDS, FeedSubscriber, feed_age, read_live
+from ..service.feed import LIVE_FILE
+from .feed import STALE_SECONDS, FeedSubscriber, feed_age, read_live
 
 LOG = logging.getLogger(__name__)
 
@@ -117,7 +118,7 @@ class LiveHub:
     def check_alive(self, now: float | None = None) -> None:
         """Say on every page when the game service has stopped: the snapshot held is
         sent again with ``stopped_s`` (seconds since it was last heard of, see
-        :func:`~firmware_py.feed.feed_age`), again each whole minute; without it once
+        :func:`~firmware_py.service.feed.feed_age`), again each whole minute; without it once
         the service is heard of again."""
         if self.snapshot is None:
             return

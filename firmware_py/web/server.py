@@ -1,6 +1,6 @@
 """The LAN page: an aiohttp server in its own process (``patchwork-companion web``).
 
-It reads the live feed the game service publishes (:mod:`firmware_py.feed`) and
+It reads the live feed the game service publishes (:mod:`firmware_py.service.feed`) and
 the history of finished games (:mod:`firmware_py.store`), and changes nothing
 in the game: every page is read-only; the one thing that can be edited is the
 list of player names the box offers, and that needs a PIN shown on the OLED
@@ -28,7 +28,8 @@ from aiohttp import web
 from ..companion.names import NamesError, load_names, save_names
 from ..companion.journal import reason_of
 from ..config import state_dir
-from ..feed import feed_dir, send_control
+from ..service.feed import feed_dir
+from .feed import send_control
 from ..rules import load_spec
 from . import pages, review, svg
 from .auth import COOKIE, AuthError, PinGate
