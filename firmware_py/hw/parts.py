@@ -189,6 +189,12 @@ class Part:
         except RuntimeError:                  # already signalled
             pass
 
+    @property
+    def tickets(self) -> int:
+        """The ticket of the last frame submitted (0: none yet), for :meth:`wait_sent`."""
+        with self._cond:
+            return self._tickets
+
     def wait_sent(self, ticket: int, timeout: float) -> bool:
         """Wait until frame ``ticket`` (or a later one) went out, the part failed, or ``timeout``."""
         deadline = time.monotonic() + timeout
@@ -236,10 +242,10 @@ class Part:
                 else:                           # try again later, with the newest frame
                     self._last_frame = None
                     self._retry_item = item
-            due = self._due(playing)            # after the frame went out: a change shows first
-            with self._cond:
-                self._done = max(self._done, ticket)
+            with self._cond:                    # said sent at once: an OLED frame waiting
+                self._done = max(self._done, ticket)   # for it need not wait for the pulse
                 self._cond.notify_all()
+            due = self._due(playing)            # after the frame went out: a change shows first
 
     def _take(self, playing, due: float | None):
         """The next job (ticket, item, after, fresh): the frame submitted, else the

@@ -15,9 +15,9 @@ from typing import Callable
 from ..companion.names import load_names
 from ..config import state_dir
 from .feed import ControlListener, FeedPublisher, feed_dir
-from ..hw.backends import Parts, build_parts
+from ..hw.backends import START_SECONDS, Parts, build_parts
 from ..hw.sensor_link import SensorLink
-from .loop import Service
+from .loop import Service, start_timeout_extended
 
 LOG = logging.getLogger(__name__)
 SIGNAL_POLL_S = 0.5   #: the longest a SIGTERM/SIGINT taken by another thread waits to be handled
@@ -57,10 +57,13 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
                     planner: Callable | None = None) -> Companion:
     """Build every part from ``cfg``, resume the journal and start the loop and sensor link.
 
-    The loop starts (and says READY) before the buttons, the LED strip and the OLED
-    are built, whose libraries take most of the start-up; they are built right
-    after it, and a part that fails is reported as at any start (``service.problems``,
-    the OLED's warning, the log) before this returns.
+    The loop starts before the buttons, the LED strip and the OLED are built, whose
+    libraries take most of the start-up; they are built right after it, and a part
+    that fails is reported as at any start (``service.problems``, the OLED's warning,
+    the log) before this returns. READY=1 goes to ``notifier`` last, once the first
+    screen is shown: the first OLED frame drawn on the device (with no OLED built, the
+    first frame sent to the parts there are; at most ``START_SECONDS`` waited for);
+    until then systemd's start timeout is extended (``loop.start_timeout_extended``).
 
     With the sim backend and ``sim.capture_dir`` set, every OLED frame (PNG) and LED
     frame (JSON lines) also goes to that folder (see ``sim.capture.Capture``), besides
@@ -87,26 +90,38 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
     if names is not None:                   # offered at setup; edited on the web page (PIN)
         service.ui.known_names = lambda: load_names(names)
     service.ui.sensor_status(False, "sensor: connecting" if parts.sensor_ports else "sensor: no port")
-    service.start()               # READY: the loop runs; the buttons and outputs come up behind it
-    failures = parts.finish()
+    service.start()               # the loop runs; the buttons and outputs come up behind it
+    with start_timeout_extended(notifier):   # a part on a hung bus takes seconds to give up
+        failures = parts.finish()
 
-    def _built():
-        if not parts.sensor_ports:             # the simulated sensor did not start
-            service.ui.sensor_status(False, "sensor: no port")
-        service.parts_built(failures)
-    service.call(_built, timeout=30.0)
-    link = None
-    if parts.sensor_ports:
-        link = SensorLink(parts.sensor_ports, cfg["sensor"]["baud"], service.post, clock)
-        link.need_spaces(*service.call(service.sensor_needs))
-        service.on_sensor_needs = link.need_spaces   # told when the game (or its need) changes
-        link.start()
-    control = None
-    if feed is not None:
-        try:
-            control = ControlListener(feed, service.post)
-        except OSError as exc:
-            LOG.warning("no control socket in %s (%s): the web page cannot show a PIN", feed, exc)
+        def _built():
+            """On the loop thread: the parts are there; returns (the part whose first frame
+            is the first screen, its ticket), or None with no output part."""
+            if not parts.sensor_ports:             # the simulated sensor did not start
+                service.ui.sensor_status(False, "sensor: no port")
+            service.parts_built(failures)
+            oled = parts.oled if parts.oled is not None and parts.oled.device is not None else None
+            first = oled or parts.strip
+            return (first, first.tickets) if first is not None else None
+        shown = service.call(_built, timeout=30.0)
+        link = None
+        if parts.sensor_ports:
+            link = SensorLink(parts.sensor_ports, cfg["sensor"]["baud"], service.post, clock)
+            link.need_spaces(*service.call(service.sensor_needs))
+            service.on_sensor_needs = link.need_spaces   # told when the game (or its need) changes
+            link.start()
+        control = None
+        if feed is not None:
+            try:
+                control = ControlListener(feed, service.post)
+            except OSError as exc:
+                LOG.warning("no control socket in %s (%s): the web page cannot show a PIN",
+                            feed, exc)
+        if shown is not None and not shown[0].wait_sent(shown[1], START_SECONDS):
+            LOG.warning("%s: the first screen not shown within %g s; ready all the same",
+                        shown[0].name, START_SECONDS)
+    if notifier is not None:      # READY: the first screen is shown
+        notifier.ready("playing")
     return Companion(service, parts, link, capture, publisher, control)
 
 

@@ -81,7 +81,8 @@ class Service:
     ``cfg``: validated config; ``parts``: built hardware parts (``hw.backends``);
     ``folder``: journal and records folder; ``clock``: monotonic seconds;
     ``deal``: optional ``game -> (circle, blue)`` (default: a fresh random deal);
-    ``notifier``: an ``sdnotify.Notifier`` or None; ``wall``: the wall clock (an
+    ``notifier``: an ``sdnotify.Notifier`` or None (the loop feeds its watchdog and extends
+    the start timeout while the journal loads; READY=1 is the assembly's); ``wall``: the wall clock (an
     aware ``datetime``) for the records' start and end times; ``feed``: a
     ``feed.FeedPublisher`` handed a capture after every rebuild (never waited for),
     or None; ``planner``: the box's search, ``(BoxRequest, clock) -> BoxMove``
@@ -188,7 +189,7 @@ class Service:
         is not in the history yet. Reads nothing of the history.
         """
         self.problems = []
-        with _start_timeout_extended(self.notifier):    # a huge journal must not get us killed
+        with start_timeout_extended(self.notifier):    # a huge journal must not get us killed
             loaded = self.keeper.load(self._problem)
         self._take_parts(self.parts.failures)
         self._resume_entries(loaded.entries)
@@ -234,8 +235,9 @@ class Service:
             break
 
     def start(self) -> "Service":
-        """Resume and run the loop on its own thread; returns once it runs (READY) and the
-        first frame went to the parts built so far."""
+        """Resume and run the loop on its own thread; returns once it runs and the first
+        frame went to the parts built so far. READY=1 is not sent here: the assembly
+        (``assembly.start_companion``) says it once the first screen is shown."""
         self.resume()
         self._thread = threading.Thread(target=self.run, name="companion-loop", daemon=True)
         self._thread.start()
@@ -267,8 +269,6 @@ class Service:
         """The event loop (blocking) until :meth:`stop`."""
         self._refresh(self.clock(), force=True)
         self.ready.set()
-        if self.notifier is not None:
-            self.notifier.ready("playing")
         while not self._stop.is_set():
             timeout = self._timeout(self.clock())
             try:
@@ -528,9 +528,9 @@ def _cut_off_text(entries: list[dict], keep: int) -> str:
 
 
 @contextmanager
-def _start_timeout_extended(notifier):
+def start_timeout_extended(notifier):
     """While the body runs (loading the journal: seconds for a large journal of the old
-    design on a Pi Zero 2 W), send systemd ``EXTEND_TIMEOUT_USEC`` at once and then every
+    design on a Pi Zero 2 W; building the parts and showing the first screen), send systemd ``EXTEND_TIMEOUT_USEC`` at once and then every
     :data:`EXTEND_EVERY_S`, so the unit's TimeoutStartSec does not kill a start that is
     still working and restart it in a loop. Never extends the limit below the unit's
     own (systemd's rule). ``notifier``: an ``sdnotify.Notifier`` or None (nothing sent)."""

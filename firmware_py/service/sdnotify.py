@@ -9,8 +9,8 @@ terminal, ``patchwork-companion demo``) every call is a quiet no-op.
 The unit runs with ``Type=notify``, ``NotifyAccess=main`` and ``WatchdogSec=``,
 so the service must:
 
-* send :meth:`Notifier.ready` once its event loop runs (or systemd kills it at
-  ``TimeoutStartSec=``);
+* send :meth:`Notifier.ready` once its event loop runs and its first screen is
+  shown (or systemd kills it at ``TimeoutStartSec=``);
 * send :meth:`Notifier.watchdog` from the event loop itself, at least every
   :meth:`Notifier.watchdog_interval` / 2 seconds, never from a side thread that
   would keep a hung loop looking alive;
