@@ -1,6 +1,6 @@
 """Service benchmark: the real companion on the "sim" backend, measured.
 
-    python benchmarks/service.py [--rounds 5] [--events 200] [--idle-seconds 6] [--quick]
+    python benchmarks/service.py [--rounds 5] [--events 200] [--idle-seconds 60] [--quick]
 
 Every time is taken when the driver call returns (the strip's ``show()``, the
 luma device's ``display()``), the OLED being luma's device over a serial
@@ -22,9 +22,20 @@ Lines start with fixed labels so that runs can be compared:
 * ``turn accepted p50/p99:`` the end of the stable window of a reading that
   makes a move, to both the LED and the OLED frame of the new turn (the rules
   step and the journal write, fsync included, lie in between);
-* ``idle cpu pulsing:`` / ``idle cpu still:`` CPU of the service process with a
-  game in progress (the active token pulses) / on the first set-up question
-  (nothing animates), the sensor beating once a second;
+* ``led first frame of a change p50/p99:`` / ``led pulse prepared p50/p99:``
+  a pulsing game's lights handed to the real strip part: to its first frame out,
+  and to the whole pulse worked out (which comes after that frame);
+* ``idle cpu pulsing:`` / ``idle cpu still:`` CPU of the service process (started
+  as ``run`` starts it, the live feed included; the simulated sensor's process
+  given apart) with a game in progress (the active token pulses) / on the first
+  set-up question (nothing animates), the sensor beating once a second, over
+  ``--idle-seconds`` (60 by default) in ``--rounds`` windows, from the scheduler's
+  exact accounting (``schedstat``, ns);
+* ``idle floor:`` a Python process that wakes once a second to do nothing, over
+  the same windows as ``idle cpu still:``; ``idle still vs floor:`` their ratio;
+* ``first OLED frame:`` / ``READY:`` process start of the companion as ``run``
+  starts it to its first OLED frame drawn on the device, and to READY=1 (which
+  waits for that frame);
 * ``ready:`` process start to READY=1 of ``patchwork-companion run``;
   ``ready, empty box:`` / ``ready with N games:`` the same with ``N`` finished
   games in the history (``--history-games``; ``--ready-only`` prints just these).
@@ -54,23 +65,24 @@ os.environ.setdefault("BLINKA_FORCECHIP", "OS_AGNOSTIC")
 from firmware_py.companion import intents                     # noqa: E402
 from firmware_py.companion.buttons import PRESS, Gesture      # noqa: E402
 from firmware_py.companion.journal import Journal             # noqa: E402
-from firmware_py.companion.screens import build_screen        # noqa: E402
+from firmware_py.companion.screens import build_lights, build_screen   # noqa: E402
 from firmware_py.companion.session import Session, Setup      # noqa: E402
 from firmware_py.companion.ui import TableUI                  # noqa: E402
 from firmware_py.config import validate                       # noqa: E402
 from firmware_py.sim.demo import bundled_record                   # noqa: E402
 from firmware_py.hw import sensor_protocol as sp              # noqa: E402
 from firmware_py.hw.backends import build_parts               # noqa: E402
+from firmware_py.hw.parts import Animation                    # noqa: E402
 from firmware_py.hw.oled_pages import ByteCounter, PagedSh1106, PagedSsd1306  # noqa: E402
 from firmware_py.hw.sensor_link import SensorLink             # noqa: E402
 from firmware_py.rules import Advance, Buy, PlaceLeather, move_to_action, parse_record  # noqa: E402
 from firmware_py.rules import untracked_copy                  # noqa: E402
 from firmware_py.service.loop import Service                       # noqa: E402
-from firmware_py.view.leds import TOKEN_RGB, WHITE            # noqa: E402
+from firmware_py.view.leds import TOKEN_RGB, WHITE, LedFrames, LedLayout   # noqa: E402
 from firmware_py.view.oled import render                      # noqa: E402
 
 TARGETS = {"turn_update_pct": 50.0, "cursor_pct": 15.0, "oled_cpu_ms": 0.5,
-           "idle_pulsing_pct": 0.1, "idle_still_pct": 0.0, "ready_s": 0.12}
+           "idle_pulsing_pct": 0.1, "idle_still_pct": 0.0, "ready_s": 0.12, "idle_ratio": 2.0}
 
 
 # ------------------------------------------------------------------ the machine
@@ -500,6 +512,58 @@ def live_figures(rounds: int, events: int, say) -> dict:
     return {key: over_rounds(value) for key, value in got.items()}
 
 
+# ------------------------------------------------------------------ a change's first LED frame
+def pulse_figures(rounds: int, events: int, say) -> dict:
+    """A change handed to the real strip part (sim backend, the real ``neopixel``
+    driver) as the loop hands it, a game in progress whose active token pulses:
+    from ``submit`` to its first frame out (the driver's ``show()`` returned), and to
+    the whole pulse prepared (the animation's ``next_at`` returned, which works out
+    every frame of the cycle), ms."""
+    ui = ui_after(game_entries(), 2)
+    lights = build_lights(ui)
+    cfg = validate({"backend": "sim"}, "bench")
+    out = threading.Event()
+    stamps: dict = {}
+
+    def on_led(_frame):
+        stamps.setdefault("first", time.perf_counter())
+    parts = build_parts(cfg, lambda e: None, time.monotonic, on_led_frame=on_led)
+    if parts.sim_sensor is not None:
+        parts.sim_sensor.close()
+        parts.sim_sensor = None
+    leds = cfg["leds"]
+    layout = LedLayout.parse(leds["map"], leds["count"], lights.last_space)
+    first, prepared = [], []
+    try:
+        for _ in range(rounds):
+            got_first, got_prepared = [], []
+            for _ in range(events):
+                frames = LedFrames(lights, layout, None, leds["fps"])
+
+                def next_at(now, frames=frames):
+                    """The animation's next frame; notes when the pulse was worked out."""
+                    due = frames.next_at(now)
+                    stamps.setdefault("prepared", time.perf_counter())
+                    out.set()
+                    return due
+                dark = parts.strip.submit([(0, 0, 0)] * leds["count"])   # the last pulse
+                parts.strip.wait_sent(dark, 3.0)                         # stops first
+                stamps.clear()
+                out.clear()
+                t0 = time.perf_counter()
+                parts.strip.submit(Animation(frames.render, next_at))
+                if not out.wait(3.0):
+                    raise RuntimeError("the strip did not prepare the pulse")
+                got_first.append((stamps["first"] - t0) * 1000)
+                got_prepared.append((stamps["prepared"] - t0) * 1000)
+            first.append(got_first)
+            prepared.append(got_prepared)
+    finally:
+        parts.close()
+    say(f"  led first frame: {events} changes x {rounds} rounds")
+    return {"first": over_rounds(first), "prepared": over_rounds(prepared)}
+
+
 # ------------------------------------------------------------------ the process
 def _proc_cpu(pid: int) -> float:
     """CPU seconds run by ``pid``'s threads (not its children), from the scheduler's
@@ -528,12 +592,15 @@ def _proc_status(pid: int, key: str) -> float:
 
 
 def serve_idle(folder: str) -> int:
-    """(Child mode) the companion as ``run`` starts it on ``folder``; with a game
+    """(Child mode) the companion as ``run`` starts it on ``folder`` (the live feed
+    in ``folder/feed``; no sd_notify socket, so no watchdog); with a game
     there, the tokens are placed on the simulated board where the game says.
     Prints a line when ready and serves until stdin closes."""
     from firmware_py.service.assembly import start_companion
-    cfg = validate({"backend": "sim", "journal": {"dir": folder}}, "bench")
-    companion = start_companion(cfg)
+    cfg = validate({"backend": "sim", "journal": {"dir": folder},
+                    "feed": {"dir": str(Path(folder) / "feed")}}, "bench")
+    companion = start_companion(cfg, feed=Path(cfg["feed"]["dir"]),   # the live feed and its
+                                names=Path(folder) / "names.json")    # beat, as ``run`` has
     state = companion.service.call(lambda: companion.service.ui.state)
     if state is not None:
         companion.parts.sim_sensor.command("reset", tokens=[p.position for p in state.players])
@@ -544,36 +611,109 @@ def serve_idle(folder: str) -> int:
     return 0
 
 
+FLOOR = "import time\nwhile True:\n    time.sleep(1.0)\n"   #: wakes once a second, does nothing
+
+
 def idle(rounds: int, seconds: float, in_game: bool, say) -> dict:
-    """CPU share of an idle companion process over ``rounds`` windows of ``seconds``:
-    a game in progress (the active token pulses) or the first set-up question
-    (nothing animates); and its memory."""
+    """CPU share of an idle companion process over ``seconds`` in all, taken as
+    ``rounds`` equal windows: a game in progress (the active token pulses) or the first
+    set-up question (nothing animates); the simulated sensor's process apart; and, over
+    the same windows, the floor: a Python process that wakes once a second and does
+    nothing. Shares are CPU time over wall time (``schedstat``, ns), of the whole
+    window (a window's share is also kept, for the spread); and memory."""
     _, setup = game_at_start()
     work = Path(tempfile.mkdtemp(prefix="bench-idle-"))
     if in_game:
         write_setup(work, setup)
     proc = subprocess.Popen([sys.executable, __file__, "--serve-idle", str(work)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    shares, sensor = [], []
+    floor = subprocess.Popen([sys.executable, "-c", FLOOR])
+    window = seconds / rounds
+    shares, totals = [], {"service": 0.0, "sensor": 0.0, "floor": 0.0, "wall": 0.0}
     try:
         hello = json.loads(proc.stdout.readline())
         time.sleep(2.0)                                  # settle: link online, board judged
+        pids = {"service": proc.pid, "sensor": hello["sensor_pid"], "floor": floor.pid}
         for _ in range(rounds):
-            cpu0, sim0, t0 = _proc_cpu(proc.pid), _proc_cpu(hello["sensor_pid"]), time.monotonic()
-            time.sleep(seconds)
-            cpu1, sim1, t1 = _proc_cpu(proc.pid), _proc_cpu(hello["sensor_pid"]), time.monotonic()
-            shares.append(100 * (cpu1 - cpu0) / (t1 - t0))
-            sensor.append(100 * (sim1 - sim0) / (t1 - t0))
-        out = {"pct": statistics.median(shares), "lo": min(shares), "hi": max(shares),
-               "rounds": rounds, "seconds": seconds, "sim_sensor_pct": statistics.median(sensor),
+            cpu0, t0 = {k: _proc_cpu(p) for k, p in pids.items()}, time.monotonic()
+            time.sleep(window)
+            cpu1, t1 = {k: _proc_cpu(p) for k, p in pids.items()}, time.monotonic()
+            shares.append(100 * (cpu1["service"] - cpu0["service"]) / (t1 - t0))
+            for key in pids:
+                totals[key] += cpu1[key] - cpu0[key]
+            totals["wall"] += t1 - t0
+        wall = totals["wall"]
+        out = {"pct": 100 * totals["service"] / wall, "lo": min(shares), "hi": max(shares),
+               "rounds": rounds, "seconds": wall, "sim_sensor_pct": 100 * totals["sensor"] / wall,
+               "floor_pct": 100 * totals["floor"] / wall,
                "rss_mb": _proc_status(proc.pid, "VmRSS"),
                "peak_rss_mb": _proc_status(proc.pid, "VmHWM"),
                "threads": len(os.listdir(f"/proc/{proc.pid}/task"))}
     finally:
+        floor.kill()
+        floor.wait(10)
         proc.stdin.close()
         proc.wait(10)
-    say(f"  idle {'pulsing' if in_game else 'still'}: {rounds} x {seconds:g} s")
+    say(f"  idle {'pulsing' if in_game else 'still'}: {rounds} x {window:g} s")
     return out
+
+
+def serve_first_screen(fd: int) -> int:
+    """(Child mode) the companion as ``run`` starts it (the sd_notify socket from the
+    environment, the live feed, the names file), its OLED hook writing the monotonic
+    time of the first frame drawn on the device to ``fd``; serves until stdin closes."""
+    from firmware_py.service.assembly import names_path, start_companion
+    from firmware_py.service.feed import feed_dir
+    from firmware_py.service.sdnotify import Notifier
+    cfg = validate({"backend": "sim"}, "bench")
+    said: list = []
+
+    def on_oled(_image):
+        if not said:
+            said.append(True)
+            os.write(fd, f"{time.monotonic()!r}\n".encode())
+    companion = start_companion(cfg, notifier=Notifier.from_environment(), feed=feed_dir(cfg),
+                                names=names_path(cfg), on_oled_frame=on_oled)
+    sys.stdin.read()
+    companion.close()
+    return 0
+
+
+def first_screen(runs: int, say) -> dict:
+    """Seconds from starting the companion (as ``run`` does, sim backend) to its first
+    OLED frame drawn on the device, and to READY=1 on its ``NOTIFY_SOCKET``; both on the
+    system's monotonic clock, READY when this process received it."""
+    ready, shown = [], []
+    for n in range(runs):
+        work = Path(tempfile.mkdtemp(prefix="bench-first-"))
+        name = f"bench-first-{os.getpid()}-{n}"
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.bind("\0" + name)
+        sock.settimeout(20)
+        env = dict(os.environ, NOTIFY_SOCKET="@" + name, XDG_STATE_HOME=str(work),
+                   XDG_RUNTIME_DIR=str(work))
+        read_end, write_end = os.pipe()
+        t0 = time.monotonic()
+        proc = subprocess.Popen([sys.executable, __file__, "--serve-first-screen", str(write_end)],
+                                env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, pass_fds=(write_end,))
+        os.close(write_end)
+        try:
+            while b"READY=1" not in sock.recv(4096):
+                pass
+            ready.append(time.monotonic() - t0)
+            with os.fdopen(read_end, "rb") as pipe:
+                shown.append(float(pipe.readline()) - t0)
+        finally:
+            proc.stdin.close()
+            proc.wait(10)
+            sock.close()
+            shutil.rmtree(work, ignore_errors=True)
+    say(f"  first screen: {runs} starts")
+    return {"ready_s": statistics.median(ready), "shown_s": statistics.median(shown), "runs": runs,
+            "ready_lo": min(ready), "ready_hi": max(ready), "shown_lo": min(shown),
+            "shown_hi": max(shown),
+            "ready_after_shown": sum(r >= s for r, s in zip(ready, shown))}
 
 
 def fill_history(folder: Path, games: int) -> None:
@@ -666,7 +806,7 @@ def ready_lines(empty: dict, full: dict) -> list[str]:
 
 # ------------------------------------------------------------------ report
 def report(m: dict, oled: dict, live: dict, pulsing: dict, still: dict, ready: dict,
-           ready_pi: dict) -> list[str]:
+           ready_pi: dict, pulse: dict, first: dict) -> list[str]:
     """The figures as printed lines, each starting with its fixed label."""
     def ok(value, target):
         return "ok" if value <= target else "MISSED"
@@ -675,6 +815,9 @@ def report(m: dict, oled: dict, live: dict, pulsing: dict, still: dict, ready: d
         return (f"{label} {r['p50']:.2f} / {r['p99']:.2f} ms   (median of {r['rounds']} rounds "
                 f"of {r['n']}+; p50 {r['p50_lo']:.2f}..{r['p50_hi']:.2f}, "
                 f"p99 {r['p99_lo']:.2f}..{r['p99_hi']:.2f})" + (f"   {target}" if target else ""))
+    def times(part: float, floor: float) -> float:
+        return part / floor if floor > 0 else float("inf")
+    ratio = times(still["pct"], still["floor_pct"])
     a, b = oled["ssd1306"], oled["sh1106"]
     turn_pct = 100 * a["turn_mean"] / a["full"]
     cursor_pct = 100 * a["cursor_mean"] / a["full"]
@@ -699,13 +842,31 @@ def report(m: dict, oled: dict, live: dict, pulsing: dict, still: dict, ready: d
             "frame showing the token; within one LED frame)"),
         lat("turn accepted p50/p99:", live["turn_accepted"], "(end of the stable window to "
             "LED and OLED frames; rules step and journal fsync included)"),
-        f"idle cpu pulsing: {pulsing['pct']:.3f} % of a core   (median of {pulsing['rounds']} x "
-        f"{pulsing['seconds']:g} s, {pulsing['lo']:.3f}..{pulsing['hi']:.3f}; simulated sensor "
-        f"process {pulsing['sim_sensor_pct']:.3f} %)   target <= {TARGETS['idle_pulsing_pct']} %"
-        f"   {ok(pulsing['pct'], TARGETS['idle_pulsing_pct'])}",
-        f"idle cpu still: {still['pct']:.3f} % of a core   (median of {still['rounds']} x "
-        f"{still['seconds']:g} s, {still['lo']:.3f}..{still['hi']:.3f}; nothing animates: no "
-        f"LED frames, the loop and sensor link wake for the sensor's heartbeat only)",
+        lat("led first frame of a change p50/p99:", pulse["first"], "(submit to the strip's "
+            "show() returned, a pulsing game; sent before the pulse is prepared)"),
+        lat("led pulse prepared p50/p99:", pulse["prepared"], "(submit to every frame of the "
+            "pulse worked out, after the first frame went out)"),
+        f"idle cpu pulsing: {pulsing['pct']:.4f} % of a core   (service process, over "
+        f"{pulsing['seconds']:.0f} s in {pulsing['rounds']} windows, {pulsing['lo']:.4f}.."
+        f"{pulsing['hi']:.4f}; simulated sensor process apart {pulsing['sim_sensor_pct']:.4f} %)"
+        f"   target <= {TARGETS['idle_pulsing_pct']} %   "
+        f"{ok(pulsing['pct'], TARGETS['idle_pulsing_pct'])}",
+        f"idle cpu still: {still['pct']:.4f} % of a core   (service process on the first set-up "
+        f"question, over {still['seconds']:.0f} s in {still['rounds']} windows, "
+        f"{still['lo']:.4f}..{still['hi']:.4f}; simulated sensor process apart "
+        f"{still['sim_sensor_pct']:.4f} %; nothing animates: the sensor link and the loop wake "
+        f"for the sensor's heartbeat, the feed's beat every 5 s)",
+        f"idle floor: {still['floor_pct']:.4f} % of a core   (a Python process waking once a "
+        f"second to do nothing, over the same {still['seconds']:.0f} s)",
+        f"idle still vs floor: {ratio:.1f} x   (service process; with the simulated sensor's "
+        f"process {times(still['pct'] + still['sim_sensor_pct'], still['floor_pct']):.1f} x)   "
+        f"target <= {TARGETS['idle_ratio']:g} x   {ok(ratio, TARGETS['idle_ratio'])}",
+        f"first OLED frame: {first['shown_s']:.3f} s   (median of {first['runs']} starts as "
+        f"'run' starts, sim backend, {first['shown_lo']:.3f}..{first['shown_hi']:.3f}: process "
+        f"start to the first frame drawn on the device)",
+        f"READY: {first['ready_s']:.3f} s   (the same starts, {first['ready_lo']:.3f}.."
+        f"{first['ready_hi']:.3f}: process start to READY=1 received; after the first OLED "
+        f"frame in {first['ready_after_shown']} of {first['runs']})",
         f"ready: {ready['median_s']:.3f} s   (median of {ready['runs']} starts of "
         f"'patchwork-companion run', sim backend, {ready['lo']:.3f}..{ready['hi']:.3f}, "
         f"CPU {ready['cpu_s']:.3f} s; pi backend here, its parts absent: "
@@ -721,18 +882,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5, help="rounds per figure (>= 5 advised)")
     parser.add_argument("--events", type=int, default=200, help="events per round")
-    parser.add_argument("--idle-seconds", type=float, default=6.0, help="seconds per idle round")
-    parser.add_argument("--quick", action="store_true", help="3 rounds of 50 events, 3 s idle")
+    parser.add_argument("--idle-seconds", type=float, default=60.0,
+                        help="seconds of each idle measurement, in --rounds windows (>= 60 "
+                             "advised: an idle service uses well under a clock tick a second)")
+    parser.add_argument("--quick", action="store_true", help="3 rounds of 50 events, 30 s idle")
     parser.add_argument("--json", action="store_true", help="also print the raw figures as JSON")
     parser.add_argument("--history-games", type=int, default=10000,
                         help="finished games in the history for the second start-up figure")
     parser.add_argument("--ready-only", action="store_true", help="only the start-up figures")
     parser.add_argument("--serve-idle", help=argparse.SUPPRESS)
+    parser.add_argument("--serve-first-screen", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_idle:
         return serve_idle(args.serve_idle)
+    if args.serve_first_screen is not None:
+        return serve_first_screen(args.serve_first_screen)
     if args.quick:
-        args.rounds, args.events, args.idle_seconds = 3, 50, 3.0
+        args.rounds, args.events, args.idle_seconds = 3, 50, 30.0
 
     began = time.monotonic()
 
@@ -751,6 +917,8 @@ def main(argv: list[str] | None = None) -> int:
     oled = oled_figures(args.rounds, say)
     say("live companion ...")
     live = live_figures(args.rounds, args.events, say)
+    say("led first frame ...")
+    pulse = pulse_figures(args.rounds, args.events, say)
     say("idle ...")
     pulsing = idle(args.rounds, args.idle_seconds, True, say)
     still = idle(args.rounds, args.idle_seconds, False, say)
@@ -758,12 +926,14 @@ def main(argv: list[str] | None = None) -> int:
     ready = ready_time(runs, "sim", say)
     ready_pi = ready_time(runs, "pi", say)
     full = ready_time(runs, "sim", say, args.history_games)
-    print("\n".join(report(m, oled, live, pulsing, still, ready, ready_pi)
+    first = first_screen(runs, say)
+    print("\n".join(report(m, oled, live, pulsing, still, ready, ready_pi, pulse, first)
                     + ready_lines(ready, full)))
     if args.json:
         print(json.dumps({"machine": m, "oled": oled, "live": live, "idle_pulsing": pulsing,
                           "idle_still": still, "ready": ready, "ready_pi": ready_pi,
-                          "ready_with_history": full}))
+                          "ready_with_history": full, "led_pulse": pulse,
+                          "first_screen": first}))
     return 0
 
 

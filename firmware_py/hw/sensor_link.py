@@ -614,6 +614,9 @@ class SensorLink:
         try:
             self._pace()
             data = self._port.read(self._port.in_waiting or 1)
+            rest = self._port.in_waiting if data else 0
+            if rest:        # woken by a frame's first byte: the rest of it in the same turn
+                data += self._port.read(rest)
         except PORT_ERRORS as exc:
             self._close(f"device lost ({exc.__class__.__name__}: {exc})")
             return

@@ -5,6 +5,7 @@ Shared by ``run`` (the service itself), ``demo`` and ``sim``.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
 import time
@@ -20,7 +21,6 @@ from ..hw.sensor_link import SensorLink
 from .loop import Service, start_timeout_extended
 
 LOG = logging.getLogger(__name__)
-SIGNAL_POLL_S = 0.5   #: the longest a SIGTERM/SIGINT taken by another thread waits to be handled
 
 
 @dataclass
@@ -167,6 +167,24 @@ def _both(first: Callable, second: Callable | None) -> Callable:
     return hook
 
 
+def wait_for_signal(done: threading.Event) -> None:
+    """Sleep on the main thread until a signal handler sets ``done``, waking for nothing
+    else. The kernel may hand a signal to any thread, and Python runs its handler only
+    on the main thread at its next wake-up; so the main thread sleeps in a read of the
+    pipe that :func:`signal.set_wakeup_fd` writes each signal's number to, from whichever
+    thread took it. Main thread only (``set_wakeup_fd``'s rule)."""
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_write, False)
+    previous = signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
+    try:
+        while not done.is_set():      # a signal taken before the pipe was set: done is set
+            os.read(wake_read, 64)    # woken by a signal; its handler has run on return
+    finally:
+        signal.set_wakeup_fd(previous)
+        os.close(wake_read)
+        os.close(wake_write)
+
+
 def run_forever(cfg: dict) -> int:
     """The ``run`` command: serve until SIGTERM/SIGINT, then shut down in order (design 6)."""
     from .sdnotify import Notifier
@@ -185,10 +203,7 @@ def run_forever(cfg: dict) -> int:
     companion = start_companion(cfg, notifier=notifier, feed=feed_dir(cfg),
                                 names=names_path(cfg))
     LOG.info("companion running; journal in %s", companion.service.folder)
-    # a bounded wait: the kernel may hand the signal to any thread, and then only the main
-    # thread's next wake-up runs the handler (a wait without a timeout could sleep forever)
-    while not done.wait(SIGNAL_POLL_S):
-        pass
+    wait_for_signal(done)
     notifier.stopping("shutting down")
     companion.close()
     return 0

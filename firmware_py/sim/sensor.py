@@ -255,9 +255,12 @@ class SimSensor:
             self.out.flush(self.link, now)
 
     def _wait(self, stdin: int) -> list[int]:
+        """Block until a command or host bytes arrive, or the next deadline (the heartbeat,
+        a gesture's next step, a split write's next byte): an idle sensor wakes only
+        for its heartbeat."""
         now = time.monotonic()
         due = [self.next_beat, self.wake if (self.task or self.queue) else None, self.out.wake_at()]
-        timeout = min([d for d in due if d is not None] + [now + 0.1]) - now
+        timeout = min(d for d in due if d is not None) - now
         fds = [stdin] + ([self.link.master] if self.link is not None else [])
         return select.select(fds, [], [], max(0.0, timeout))[0]
 

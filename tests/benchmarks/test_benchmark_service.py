@@ -12,7 +12,9 @@ import pytest
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "service.py"
 LABELS = ("oled bytes per turn update:", "oled bytes per cursor move:", "oled cpu per frame p50/p99:",
           "first light p50/p99:", "turn accepted p50/p99:", "idle cpu pulsing:", "idle cpu still:",
-          "ready:", "ready, empty box:", "ready with 20 games:")
+          "ready:", "ready, empty box:", "ready with 20 games:",
+          "led first frame of a change p50/p99:", "led pulse prepared p50/p99:", "idle floor:",
+          "idle still vs floor:", "first OLED frame:", "READY:")
 
 
 @pytest.mark.slow
