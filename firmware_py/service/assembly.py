@@ -17,7 +17,7 @@ from ..companion.names import load_names
 from ..config import state_dir
 from .feed import ControlListener, FeedPublisher, feed_dir
 from ..hw.backends import START_SECONDS, Parts, build_parts
-from ..hw.sensor_link import SensorLink
+from ..hw.sensor_link import SensorLink, SensorOccupancy
 from .loop import Service, start_timeout_extended
 
 LOG = logging.getLogger(__name__)
@@ -106,7 +106,8 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
         shown = service.call(_built, timeout=30.0)
         link = None
         if parts.sensor_ports:
-            link = SensorLink(parts.sensor_ports, cfg["sensor"]["baud"], service.post, clock)
+            link = SensorLink(parts.sensor_ports, cfg["sensor"]["baud"], _NewsOnly(service),
+                              clock)
             link.need_spaces(*service.call(service.sensor_needs))
             service.on_sensor_needs = link.need_spaces   # told when the game (or its need) changes
             link.start()
@@ -123,6 +124,31 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
     if notifier is not None:      # READY: the first screen is shown
         notifier.ready("playing")
     return Companion(service, parts, link, capture, publisher, control)
+
+
+class _NewsOnly:
+    """Posts the sensor link's events to ``service``'s loop, less the heartbeats that
+    cannot change anything: a reading of the same channels as the last one posted while
+    the loop has shown nothing new since (its ``status.seq`` unchanged: every change of
+    the table is rebuilt and published, so the loop is where that reading left it and
+    would drop it). An idle table then wakes the loop for nothing once a second. Any
+    status of the link is posted and makes the next reading go through."""
+
+    def __init__(self, service: Service):
+        self.service = service
+        self._last: tuple | None = None     # (channels, status seq) of the last reading posted
+
+    def __call__(self, event) -> None:
+        """Post ``event`` unless it is such a heartbeat (called on the link's thread)."""
+        if isinstance(event, SensorOccupancy):
+            status = self.service.status
+            key = (event.occupied, status.seq if status is not None else None)
+            if key == self._last:
+                return
+            self._last = key
+        else:
+            self._last = None
+        self.service.post(event)
 
 
 def _box_planner(request, clock: Callable[[], float] = time.perf_counter):

@@ -41,10 +41,37 @@ def test_crc_known_answers():
     assert sp.crc16_ccitt_false(b"PW,REQ,0,HELLO") == 0x09C4
 
 
+def _crc_bitwise(data: bytes) -> int:
+    """The bitwise rule of hardware/protocol.md, an independent implementation."""
+    crc = 0xFFFF
+    for b in data:
+        crc ^= b << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
+            crc &= 0xFFFF
+    return crc
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.binary(max_size=200))
 def test_crc_matches_an_independent_implementation(data):
-    assert sp.crc16_ccitt_false(data) == binascii.crc_hqx(data, 0xFFFF)
+    assert sp.crc16_ccitt_false(data) == _crc_bitwise(data) == binascii.crc_hqx(data, 0xFFFF)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=60))
+def test_a_line_with_a_byte_outside_printable_ascii_is_refused(data):
+    line = b"$PW,BEAT,1,54,00000000000000*0000" + data
+    printable = all(0x20 <= b <= 0x7E for b in data.rstrip(b"\r\n"))
+    try:
+        sp.decode_line(line)
+    except sp.FrameSyntaxError as exc:
+        refused = "printable" in str(exc)
+    except sp.ProtocolError:
+        refused = False
+    else:
+        refused = False
+    assert refused == (not printable)
 
 
 def test_crc_is_incremental():
