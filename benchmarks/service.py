@@ -26,9 +26,10 @@ Lines start with fixed labels so that runs can be compared:
   a pulsing game's lights handed to the real strip part: to its first frame out,
   and to the whole pulse worked out (which comes after that frame);
 * ``idle cpu pulsing:`` / ``idle cpu still:`` CPU of the service process (started
-  as ``run`` starts it, the live feed included; the simulated sensor's process
-  given apart) with a game in progress (the active token pulses) / on the first
-  set-up question (nothing animates), the sensor beating once a second, over
+  as ``run`` starts it, the live feed included / ``patchwork-companion run`` itself
+  with the default config; the simulated sensor's process given apart) with a game
+  in progress (the active token pulses) / on the first set-up question (nothing
+  animates), the sensor beating once a second, over
   ``--idle-seconds`` (60 by default) in ``--rounds`` windows, from the scheduler's
   exact accounting (``schedstat``, ns);
 * ``idle floor:`` a Python process that wakes once a second to do nothing, over
@@ -625,15 +626,20 @@ def idle(rounds: int, seconds: float, in_game: bool, say) -> dict:
     work = Path(tempfile.mkdtemp(prefix="bench-idle-"))
     if in_game:
         write_setup(work, setup)
-    proc = subprocess.Popen([sys.executable, __file__, "--serve-idle", str(work)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen([sys.executable, __file__, "--serve-idle", str(work)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    else:
+        proc = _run_command(work)
     floor = subprocess.Popen([sys.executable, "-c", FLOOR])
     window = seconds / rounds
     shares, totals = [], {"service": 0.0, "sensor": 0.0, "floor": 0.0, "wall": 0.0}
     try:
-        hello = json.loads(proc.stdout.readline())
+        if in_game:
+            sensor_pid = json.loads(proc.stdout.readline())["sensor_pid"]
+        else:
+            sensor_pid = _child_of(proc.pid)
         time.sleep(2.0)                                  # settle: link online, board judged
-        pids = {"service": proc.pid, "sensor": hello["sensor_pid"], "floor": floor.pid}
+        pids = {"service": proc.pid, "sensor": sensor_pid, "floor": floor.pid}
         for _ in range(rounds):
             cpu0, t0 = {k: _proc_cpu(p) for k, p in pids.items()}, time.monotonic()
             time.sleep(window)
@@ -652,10 +658,43 @@ def idle(rounds: int, seconds: float, in_game: bool, say) -> dict:
     finally:
         floor.kill()
         floor.wait(10)
-        proc.stdin.close()
+        if in_game:
+            proc.stdin.close()
+        else:
+            proc.terminate()
         proc.wait(10)
+        shutil.rmtree(work, ignore_errors=True)
     say(f"  idle {'pulsing' if in_game else 'still'}: {rounds} x {window:g} s")
     return out
+
+
+def _run_command(work: Path) -> subprocess.Popen:
+    """``patchwork-companion run`` with the default config (sim backend), its state and
+    live feed in ``work``, started and READY (its sd_notify socket this process's)."""
+    name = f"bench-idle-{os.getpid()}"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind("\0" + name)
+    sock.settimeout(20)
+    env = dict(os.environ, NOTIFY_SOCKET="@" + name, XDG_STATE_HOME=str(work),
+               XDG_RUNTIME_DIR=str(work))
+    exe = Path(sys.executable).with_name("patchwork-companion")
+    cmd = [str(exe), "run"] if exe.exists() else [sys.executable, "-m", "firmware_py.cli", "run"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while b"READY=1" not in sock.recv(4096):
+            pass
+    finally:
+        sock.close()
+    return proc
+
+
+def _child_of(pid: int) -> int:
+    """The process id of ``pid``'s child (the simulated sensor), from any of its threads."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        children = (task / "children").read_text().split()
+        if children:
+            return int(children[0])
+    raise RuntimeError(f"process {pid} has no child: no simulated sensor")
 
 
 def serve_first_screen(fd: int) -> int:
@@ -851,11 +890,11 @@ def report(m: dict, oled: dict, live: dict, pulsing: dict, still: dict, ready: d
         f"{pulsing['hi']:.4f}; simulated sensor process apart {pulsing['sim_sensor_pct']:.4f} %)"
         f"   target <= {TARGETS['idle_pulsing_pct']} %   "
         f"{ok(pulsing['pct'], TARGETS['idle_pulsing_pct'])}",
-        f"idle cpu still: {still['pct']:.4f} % of a core   (service process on the first set-up "
-        f"question, over {still['seconds']:.0f} s in {still['rounds']} windows, "
+        f"idle cpu still: {still['pct']:.4f} % of a core   ('patchwork-companion run' on the "
+        f"first set-up question, over {still['seconds']:.0f} s in {still['rounds']} windows, "
         f"{still['lo']:.4f}..{still['hi']:.4f}; simulated sensor process apart "
-        f"{still['sim_sensor_pct']:.4f} %; nothing animates: the sensor link and the loop wake "
-        f"for the sensor's heartbeat, the feed's beat every 5 s)",
+        f"{still['sim_sensor_pct']:.4f} %; nothing animates: the sensor link wakes for the "
+        f"sensor's heartbeat, the feed for its beat every 5 s)",
         f"idle floor: {still['floor_pct']:.4f} % of a core   (a Python process waking once a "
         f"second to do nothing, over the same {still['seconds']:.0f} s)",
         f"idle still vs floor: {ratio:.1f} x   (service process; with the simulated sensor's "
