@@ -73,14 +73,14 @@ RETRY_S = 2.0          # a refused write (journal, snapshot, record) is tried ag
 
 class Keeper:
     """The journal and the history in ``folder``; ``clock``: monotonic seconds; ``wall``:
-    the wall clock (an aware ``datetime``); ``touch()``: the screen must be rebuilt (a
-    warning changed); ``wake()``: wake the loop (from another thread) so that it calls
-    :meth:`tick`. What the loop must know comes back from :meth:`outcomes`."""
+    the wall clock (an aware ``datetime``); ``wake()``: wake the loop (from the index
+    thread) so that it calls :meth:`tick`. What the loop must know (a warning to show
+    or take away, where a record went) comes back from :meth:`outcomes`."""
 
     def __init__(self, folder: Path, clock: Callable[[], float], wall: Callable[[], datetime],
-                 touch: Callable[[], None], wake: Callable[[], None] = lambda: None):
+                 wake: Callable[[], None] = lambda: None):
         self.folder = folder
-        self.clock, self.wall, self.touch = clock, wall, touch
+        self.clock, self.wall = clock, wall
         self.journal = Journal(folder)
         self.history = History(folder)
         self.indexer = Indexer(self.history, wake, RETRY_S)
@@ -209,7 +209,6 @@ class Keeper:
                 self.journal.flush_snapshot()
             except JournalError as exc:
                 self._refused(exc)
-                self.touch()
                 self._out.append(Warn("journal", exc.notice))   # "not saving: disk full (/folder)"
         if self.retry_at is not None and now >= self.retry_at:
             self.catch_up(now)
@@ -219,7 +218,6 @@ class Keeper:
         journal only then), then the journal and its snapshot. Clears the warnings it can;
         tries again in :data:`RETRY_S` seconds while something is still refused."""
         self.retry_at = None
-        self.touch()
         self._save_pending()
         try:
             if self._unsaved and self.game_id() not in self._unsaved:
@@ -323,7 +321,6 @@ class Keeper:
         if problem != self._history_said:
             self._history_said = problem
             self._out.append(Warn("history", problem or None))
-            self.touch()
 
     def _save_pending(self) -> None:
         """Try the records the disk refused before (oldest first)."""

@@ -132,7 +132,7 @@ class Service:
         self.wall = wall
         self.folder = Path(folder)
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
-        self.keeper = Keeper(self.folder, clock, wall, self._touch, lambda: self.post(None))
+        self.keeper = Keeper(self.folder, clock, wall, lambda: self.post(None))
         self.warnings: dict[str, str] = {}
         self.journal = self.keeper.journal
         self.history = self.keeper.history
@@ -392,7 +392,10 @@ class Service:
 
     def _outcomes(self) -> None:
         """Apply what the keeper reports: warnings, and where a record went."""
-        for outcome in self.keeper.outcomes():
+        outcomes = self.keeper.outcomes()
+        if outcomes:
+            self._touch()
+        for outcome in outcomes:
             if isinstance(outcome, Saved):
                 self._tell_saved(outcome.path)
             elif outcome.text is None:
