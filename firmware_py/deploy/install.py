@@ -403,7 +403,7 @@ def _under(root: Path, target: PurePosixPath) -> Path:
 
 
 def _checkout_of_this_module() -> Path | None:
-    here = Path(__file__).resolve().parent.parent
+    here = Path(__file__).resolve().parents[2]          # firmware_py/deploy/ -> the checkout
     return here if (here / "systemd" / SERVICE).is_file() else None
 
 
@@ -622,7 +622,7 @@ class Installer:
         if self.options.config_template:
             text = Path(self.options.config_template).read_text("utf-8")
         else:
-            packaged = Path(__file__).with_name("default-config.toml")
+            packaged = Path(__file__).resolve().parents[1] / "default-config.toml"
             if not packaged.is_file():
                 raise InstallError(f"{packaged} is missing: pass --config-template FILE")
             text = packaged.read_text("utf-8")

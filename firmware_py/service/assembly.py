@@ -88,8 +88,8 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
                       planner=planner if planner is not None else _box_planner)
     holder["service"] = service
     if names is not None:                   # offered at setup; edited on the web page (PIN)
-        service.ui.known_names = lambda: load_names(names)
-    service.ui.sensor_status(False, "sensor: connecting" if parts.sensor_ports else "sensor: no port")
+        service.known_names = lambda: load_names(names)
+    service.sensor_status(False, "sensor: connecting" if parts.sensor_ports else "sensor: no port")
     service.start()               # the loop runs; the buttons and outputs come up behind it
     with start_timeout_extended(notifier):   # a part on a hung bus takes seconds to give up
         failures = parts.finish()
@@ -98,7 +98,7 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
             """On the loop thread: the parts are there; returns (the part whose first frame
             is the first screen, its ticket), or None with no output part."""
             if not parts.sensor_ports:             # the simulated sensor did not start
-                service.ui.sensor_status(False, "sensor: no port")
+                service.sensor_status(False, "sensor: no port")
             service.parts_built(failures)
             oled = parts.oled if parts.oled is not None and parts.oled.device is not None else None
             first = oled or parts.strip

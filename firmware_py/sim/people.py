@@ -41,7 +41,7 @@ from pathlib import Path
 from ..companion import intents
 from ..companion.model import GREEN, YELLOW
 from ..companion.session import Session, Setup
-from ..companion.ui import BOARDS, GAMES
+from ..companion.table_setup import BOARDS, GAMES
 from ..config import validate
 from ..hw.backends import Parts
 from ..hw.parts import RawButton
