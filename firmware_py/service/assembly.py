@@ -100,17 +100,9 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
             if not parts.sensor_ports:             # the simulated sensor did not start
                 service.sensor_status(False, "sensor: no port")
             service.parts_built(failures)
-            oled = parts.oled if parts.oled is not None and parts.oled.device is not None else None
-            first = oled or parts.strip
-            return (first, first.tickets) if first is not None else None
+            return _first_screen(parts)
         shown = service.call(_built, timeout=30.0)
-        link = None
-        if parts.sensor_ports:
-            link = SensorLink(parts.sensor_ports, cfg["sensor"]["baud"], _NewsOnly(service),
-                              clock)
-            link.need_spaces(*service.call(service.sensor_needs))
-            service.on_sensor_needs = link.need_spaces   # told when the game (or its need) changes
-            link.start()
+        link = _start_link(cfg, parts, service, clock) if parts.sensor_ports else None
         control = None
         if feed is not None:
             try:
@@ -118,12 +110,44 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
             except OSError as exc:
                 LOG.warning("no control socket in %s (%s): the web page cannot show a PIN",
                             feed, exc)
-        if shown is not None and not shown[0].wait_sent(shown[1], START_SECONDS):
-            LOG.warning("%s: the first screen not shown within %g s; ready all the same",
-                        shown[0].name, START_SECONDS)
-    if notifier is not None:      # READY: the first screen is shown
-        notifier.ready("playing")
+        _wait_shown(shown)
+    _ready(notifier)              # READY: the first screen is shown
     return Companion(service, parts, link, capture, publisher, control)
+
+
+def _start_link(cfg: dict, parts: Parts, service: Service, clock: Callable[[], float]) -> SensorLink:
+    """The sensor link on ``parts.sensor_ports``, told what the game needs (and told again
+    when that changes), its events posted to the loop less the heartbeats that change
+    nothing (:class:`_NewsOnly`); started."""
+    link = SensorLink(parts.sensor_ports, cfg["sensor"]["baud"], _NewsOnly(service), clock)
+    link.need_spaces(*service.call(service.sensor_needs))
+    service.on_sensor_needs = link.need_spaces   # told when the game (or its need) changes
+    link.start()
+    return link
+
+
+def _first_screen(parts: Parts) -> tuple | None:
+    """(the output part whose frame is the first screen, that frame's ticket) just after
+    the loop showed the game on the parts: the OLED when it was built, else the strip;
+    None when neither is there."""
+    oled = parts.oled if parts.oled is not None and parts.oled.device is not None else None
+    first = oled or parts.strip
+    return (first, first.tickets) if first is not None else None
+
+
+def _wait_shown(shown: tuple | None) -> None:
+    """Wait until the frame ``shown`` (from :func:`_first_screen`) went out, or its part
+    failed, at most ``START_SECONDS`` (then logged: READY goes out all the same)."""
+    if shown is not None and not shown[0].wait_sent(shown[1], START_SECONDS):
+        LOG.warning("%s: the first screen not shown within %g s; ready all the same",
+                    shown[0].name, START_SECONDS)
+
+
+def _ready(notifier) -> None:
+    """Send READY=1 (status "playing") to ``notifier`` (an ``sdnotify.Notifier``; None:
+    nothing sent)."""
+    if notifier is not None:
+        notifier.ready("playing")
 
 
 class _NewsOnly:
