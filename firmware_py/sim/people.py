@@ -398,28 +398,53 @@ class People:
         for _ in range(60):
             t.wait(self.rng.uniform(0.3, 0.8))
             screen = t.screen
-            if self._shows(states[-1]) and not t.lights.expected and not t.lights.wrong:
+            if self._settled(states[-1]):
                 self._taken = []
                 return
-            if screen.kind == "prompt" and screen.options and leave and self._own(moves) \
-                    and not states[-1].over and not states[-1].owed:
+            if leave and self._leaves_open(screen, states[-1], moves):
                 self.pending = (list(states), list(moves))
                 return
-            if screen.kind == "prompt" and screen.options and screen.title in READINGS:
-                self._answer_reading(moves)
-            elif screen.kind == "prompt" and screen.options:
-                self._answer(moves)
-            elif self._redo(moves):
-                continue
-            elif screen.kind == "prompt" and self.state.owed:
+            if self._react(screen, states, moves, before):
                 return                                     # the leather question: next
-            elif screen.kind in ("turn", "end") and not any(
-                    self._shows(s) for s in ([before] if before else []) + list(states)):
-                raise WrongRecord(f"the table shows a game not played: {screen.players}")
-            elif screen.kind == "mismatch":                # the OLED says what to fix
-                self._fix_board()
         raise Stuck(f"the table never showed the move; it shows {t.screen.kind} "
                     f"{t.screen.title!r} {t.screen.lines} {t.screen.notice!r}")
+
+    def _settled(self, last) -> bool:
+        """The table shows ``last`` (a state) and its lights ask for nothing."""
+        t = self.table
+        return self._shows(last) and not t.lights.expected and not t.lights.wrong
+
+    def _leaves_open(self, screen, last, moves) -> bool:
+        """``screen`` asks about this colour's last move (of ``moves``) and the game, at
+        ``last``, is neither over nor owes a leather patch: the question may stay open."""
+        return screen.kind == "prompt" and bool(screen.options) and self._own(moves) \
+            and not last.over and not last.owed
+
+    def _react(self, screen, states, moves, before) -> bool:
+        """Do what ``screen`` asks once: answer a question, make a dropped move again or
+        fix the board as the OLED says. True when the leather question is next (settling
+        ends there). Raises :class:`WrongRecord` when the table shows a game that is none
+        of ``before`` and ``states``."""
+        asking = screen.kind == "prompt" and bool(screen.options)
+        if asking and screen.title in READINGS:
+            self._answer_reading(moves)
+        elif asking:
+            self._answer(moves)
+        elif self._redo(moves):
+            pass
+        elif screen.kind == "prompt" and self.state.owed:
+            return True
+        elif screen.kind in ("turn", "end"):
+            self._check_played(screen, [before] if before else [], states)
+        elif screen.kind == "mismatch":                    # the OLED says what to fix
+            self._fix_board()
+        return False
+
+    def _check_played(self, screen, before: list, states) -> None:
+        """Raise :class:`WrongRecord` unless the game ``screen`` shows is one of ``before``
+        and ``states`` (the states passed through)."""
+        if not any(self._shows(s) for s in before + list(states)):
+            raise WrongRecord(f"the table shows a game not played: {screen.players}")
 
     def _redo(self, moves) -> bool:
         """A move the table dropped (the token went back, as asked): make it again."""
