@@ -260,6 +260,17 @@ def edit_boot_config(text: str, wanted: Mapping[str, str]) -> str:
         The new text; equal to ``text`` when nothing needed changing.
     """
     lines = text.splitlines()
+    changed, missing = _set_in_place(lines, _last_assignments(lines), wanted)
+    if missing:
+        changed = True
+        _append_block(lines, missing)
+    return "\n".join(lines) + "\n" if changed else text
+
+
+def _last_assignments(lines: Sequence[str]) -> dict[str, tuple[int, bool, str]]:
+    """Per ``dtparam`` name (aliases resolved) its last assignment in ``lines``:
+    ``(line index, unconditional, value)``, unconditional meaning before any
+    ``[filter]`` section or after ``[all]``."""
     unconditional = True
     last: dict[str, tuple[int, bool, str]] = {}
     for index, line in enumerate(lines):
@@ -269,6 +280,14 @@ def edit_boot_config(text: str, wanted: Mapping[str, str]) -> str:
             continue
         for name, value in _parse_dtparam(line) or ():
             last[_DTPARAM_ALIASES.get(name, name)] = (index, unconditional, value)
+    return last
+
+
+def _set_in_place(lines: list[str], last: Mapping[str, tuple[int, bool, str]],
+                  wanted: Mapping[str, str]) -> tuple[bool, dict[str, str]]:
+    """Rewrite in ``lines`` each unconditional last assignment of a ``wanted`` parameter
+    that has another value; return whether a line changed and the parameters that have
+    no unconditional last assignment (name -> wanted value), in ``wanted``'s order."""
     changed = False
     missing: dict[str, str] = {}
     for name, value in wanted.items():
@@ -278,21 +297,31 @@ def edit_boot_config(text: str, wanted: Mapping[str, str]) -> str:
         elif not _same_value(found[2], value):
             lines[found[0]] = _rewrite_dtparam(lines[found[0]], name, value)
             changed = True
-    if missing:
-        changed = True
-        kept: list[str] = []
-        block = _find_block(lines)
-        if block is not None:  # move our block to the end, where nothing overrides it
-            start, end = block
-            kept = [ln for ln in lines[start + 1 : end] if ln.strip() and ln.strip() != "[all]"]
-            kept = [ln for ln in kept if not _sets_any(ln, missing)]
-            del lines[start : end + 1]
-        while lines and not lines[-1].strip():
-            lines.pop()
-        if lines:
-            lines.append("")
-        lines += [BLOCK_BEGIN, "[all]", *kept, *(f"dtparam={k}={v}" for k, v in missing.items()), BLOCK_END]
-    return "\n".join(lines) + "\n" if changed else text
+    return changed, missing
+
+
+def _append_block(lines: list[str], missing: Mapping[str, str]) -> None:
+    """Put the managed block, under ``[all]``, at the end of ``lines`` with the
+    ``missing`` parameters; the lines of an earlier managed block that set none of
+    them move into it, where nothing after it overrides them."""
+    kept = _take_block(lines, missing)  # move our block to the end, where nothing overrides it
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if lines:
+        lines.append("")
+    lines += [BLOCK_BEGIN, "[all]", *kept, *(f"dtparam={k}={v}" for k, v in missing.items()), BLOCK_END]
+
+
+def _take_block(lines: list[str], missing: Mapping[str, str]) -> list[str]:
+    """Remove the managed block from ``lines``; return its setting lines (not blank,
+    not ``[all]``) that set none of the ``missing`` parameters ([] without a block)."""
+    block = _find_block(lines)
+    if block is None:
+        return []
+    start, end = block
+    kept = [ln for ln in lines[start + 1 : end] if ln.strip() and ln.strip() != "[all]"]
+    del lines[start : end + 1]
+    return [ln for ln in kept if not _sets_any(ln, missing)]
 
 
 def edit_clock_block(text: str, sections: Sequence[tuple[str, Sequence[str]]]) -> str:
