@@ -686,19 +686,11 @@ class Installer:
             InstallError: when a step fails or an input is missing; steps
                 before it stay done (running again resumes where it stopped).
         """
-        opts = self.options
-        if self.run_commands and not opts.dry_run and hasattr(os, "geteuid") and os.geteuid() != 0:
-            raise InstallError("installing on this machine needs root: run it with sudo (or use --dry-run)")
+        self._check_root()
         source = self.source()
         model = self.model()
         systemd_dir = source / "systemd"
-        config_path = self.path(CONFIG)
-        if config_path.is_file():
-            config_text = config_path.read_text("utf-8")
-            driver = self.led_driver(config_text, str(CONFIG))
-        else:
-            config_text = self.template()
-            driver = self.led_driver(config_text, "the default config")
+        config_text, driver = self._config_and_driver()
         plan = self.plan(driver, model)
         for line in plan.lines(clock_model=model):
             self.out(f"{'plan':>12}  {line}")
@@ -707,7 +699,47 @@ class Installer:
         self.write_file("sysusers", SYSUSERS, (systemd_dir / "patchwork-companion.sysusers").read_text("utf-8"))
         self.step_user()
         self.step_store_access()
+        self.step_venv()
+        config_text = self.step_config(config_text)
 
+        self.step_package(source, plan)
+        binary = VENV / "bin" / "patchwork-companion"
+        self.check_config(binary)
+        self.step_command_link(binary)
+
+        web_on = self.step_units(systemd_dir, config_text, driver, model)
+        self.step_device_files(systemd_dir, driver, model)
+        self.step_udev_reload()
+        self.step_daemon_reload()
+        self.step_enable()
+        self.step_start()
+        self.step_web(web_on)
+        self.summary()
+        return self.results
+
+    def _check_root(self) -> None:
+        """Acting on this machine (not a dry run, no staging root) needs root.
+
+        Raises:
+            InstallError: when not run as root.
+        """
+        if self.run_commands and not self.options.dry_run and hasattr(os, "geteuid") \
+                and os.geteuid() != 0:
+            raise InstallError("installing on this machine needs root: run it with sudo (or use --dry-run)")
+
+    def _config_and_driver(self) -> tuple[str, str]:
+        """The config text to install (the existing file, else the template) and its
+        LED route (leds.driver)."""
+        config_path = self.path(CONFIG)
+        if config_path.is_file():
+            config_text = config_path.read_text("utf-8")
+            return config_text, self.led_driver(config_text, str(CONFIG))
+        config_text = self.template()
+        return config_text, self.led_driver(config_text, "the default config")
+
+    def step_venv(self) -> None:
+        """Create the venv (with the system site packages when asked) unless it exists."""
+        opts = self.options
         venv_python = VENV / "bin" / "python"
         if self.path(venv_python).exists():
             self.report("venv", "ok", f"{VENV} exists")
@@ -715,17 +747,19 @@ class Installer:
             flags = ["--system-site-packages"] if opts.system_site_packages else []
             self.command("venv", [opts.python, "-m", "venv", *flags, str(VENV)])
 
-        if config_path.is_file():
+    def step_config(self, config_text: str) -> str:
+        """Write ``config_text`` as the config unless one exists (kept as it is), then the
+        web keys asked for (:meth:`step_web_config`); return the config text installed."""
+        if self.path(CONFIG).is_file():
             self.report("config", "ok", f"{CONFIG} exists (kept as it is)")
         else:
             self.write_file("config", CONFIG, config_text)
-        config_text = self.step_web_config(config_text)
+        return self.step_web_config(config_text)
 
-        self.step_package(source, plan)
-        binary = VENV / "bin" / "patchwork-companion"
-        self.check_config(binary)
-        self.step_command_link(binary)
-
+    def step_units(self, systemd_dir: Path, config_text: str, driver: str, model: str) -> bool:
+        """Write the service unit, the web unit when the config turns the page on, and the
+        root drop-in for the PWM NeoPixel route (not on a Pi 5; removed otherwise).
+        Returns whether the web page is on."""
         self.write_file("unit", UNIT, (systemd_dir / SERVICE).read_text("utf-8"))
         web_on = self.web_enabled(config_text)
         if web_on:
@@ -736,6 +770,11 @@ class Installer:
             self.out(f"{'note':>12}  {'pwm drop-in':<14} the PWM LED route runs the service as root{note}")
         else:
             self.remove_file("pwm drop-in", DROPIN)
+        return web_on
+
+    def step_device_files(self, systemd_dir: Path, driver: str, model: str) -> None:
+        """The udev rules (the sensor's; the PIO one only for a Pi 5's NeoPixel route), the
+        modules to load, the boot config and the Pi 5's device checks."""
         self.write_file("udev rule", UDEV_RULE, (systemd_dir / "99-patchwork-sensor.rules").read_text("utf-8"))
         if driver == "neopixel" and model == "pi5":
             self.write_file("pio rule", PIO_RULE, PIO_RULE_TEXT)
@@ -745,6 +784,8 @@ class Installer:
         self.step_boot_config(driver, model)
         self.step_pi5_devices(driver, model)
 
+    def step_udev_reload(self) -> None:
+        """Reload udev and trigger the tty (and PIO) devices when a rule changed."""
         if self._touched("udev rule", "pio rule"):
             self.command("udev reload", ["udevadm", "control", "--reload"])
             self.command("udev trigger", ["udevadm", "trigger", "--action=add", "--subsystem-match=tty"])
@@ -752,17 +793,15 @@ class Installer:
                 self.command("udev pio", ["udevadm", "trigger", "--action=add", "--subsystem-match=rp1-pio"])
         else:
             self.report("udev reload", "ok", "rule unchanged")
-        # also after an earlier run that wrote the unit and then failed
+
+    def step_daemon_reload(self) -> None:
+        """``systemctl daemon-reload`` when a unit changed, also after an earlier run that
+        wrote the unit and then failed (systemd says it needs a reload)."""
         status, stale = self.query(["systemctl", "show", "--property=NeedDaemonReload", "--value", SERVICE])
         if self._touched("unit", "pwm drop-in", "web unit") or (status == 0 and stale.strip() == "yes"):
             self.command("daemon-reload", ["systemctl", "daemon-reload"])
         else:
             self.report("daemon-reload", "ok", "unit unchanged")
-        self.step_enable()
-        self.step_start()
-        self.step_web(web_on)
-        self.summary()
-        return self.results
 
     # -- the web page (off unless --web or [web] enabled = true) ------------
 
