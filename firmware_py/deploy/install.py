@@ -49,28 +49,25 @@ Standard library only (Python >= 3.11 for tomllib).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import re
-import shlex
 import sys
 import tomllib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from collections.abc import Sequence
+from pathlib import Path
 
-from ..disk import replace_symlink, write_durably
-from .boot_config import BLOCK_BEGIN, BLOCK_END, CLOCK_BEGIN, CLOCK_END  # noqa: F401  (re-exported)
-from .boot_config import edit_boot_config, edit_clock_block, find_boot_config
+from .boot_config import BLOCK_BEGIN, BLOCK_END, CLOCK_BEGIN, CLOCK_END  # noqa: F401  (read from here)
+from .boot_config import edit_boot_config, edit_clock_block, find_boot_config  # noqa: F401
 from .layout import (  # noqa: F401  (the paths and texts, also read from here)
-    SERVICE, WEB_SERVICE, USER, WEB_USER, GROUPS, PREFIX, VENV, STAMP, STATE_DIR, CONFIG, UNIT,
-    DROPIN, WANTS_LINK, WEB_UNIT, WEB_WANTS_LINK, UDEV_RULE, SYSUSERS, MODULES, COMMAND_LINK,
-    BOOT_CONFIGS, MODEL_FILE, PYPI_NAME, LED_DRIVERS, PIO_RULE, PIO_RULE_TEXT, PWM_ROOT_DROPIN,
-    MODULES_TEXT,
+    BOOT_CONFIGS, COMMAND_LINK, CONFIG, DROPIN, GROUPS, LED_DRIVERS, MODEL_FILE, MODULES,
+    MODULES_TEXT, PIO_RULE, PIO_RULE_TEXT, PREFIX, PWM_ROOT_DROPIN, PYPI_NAME, SERVICE, STAMP,
+    STATE_DIR, SYSUSERS, UDEV_RULE, UNIT, USER, VENV, WANTS_LINK, WEB_SERVICE, WEB_UNIT,
+    WEB_USER, WEB_WANTS_LINK,
 )
-from .layout import under as _under
-from .options import InstallError, Options, Runner, StepResult, run_command
-from .plan import ARCHES, MODELS, Plan, core_clock_sections, make_plan, model_from_text
+from .options import InstallError, Options, StepResult
+from .plan import ARCHES, MODELS, Plan, make_plan, model_from_text
+from .service_steps import ServiceSteps
+from .system_steps import SystemSteps
 from .toml_text import set_toml_value
 
 __all__ = [
@@ -92,144 +89,16 @@ def _checkout_of_this_module() -> Path | None:
     return here if (here / "systemd" / SERVICE).is_file() else None
 
 
-def _fingerprint(source: Path) -> str:
-    digest = hashlib.sha256()
-    files = [source / "pyproject.toml", *sorted((source / "firmware_py").rglob("*"))]
-    for path in files:
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
-            digest.update(str(path.relative_to(source)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
-def _owner(root: Path, uid: int) -> str:
-    """The user name of ``uid`` in ``root``'s /etc/passwd ('' when it has none)."""
-    path = _under(root, PurePosixPath("/etc/passwd"))
-    if path.is_file():
-        for line in path.read_text("utf-8", "replace").splitlines():
-            fields = line.split(":")
-            if len(fields) > 2 and fields[2] == str(uid):
-                return fields[0]
-    return ""
-
-
-def _read_passwd_groups(root: Path) -> tuple[set[str], dict[str, set[str]]]:
-    users: set[str] = set()
-    groups: dict[str, set[str]] = {}
-    for name, sink in (("passwd", "users"), ("group", "groups")):
-        path = _under(root, PurePosixPath("/etc") / name)
-        if not path.is_file():
-            continue
-        for line in path.read_text("utf-8", "replace").splitlines():
-            fields = line.split(":")
-            if len(fields) < 4 or line.startswith("#"):
-                continue
-            if sink == "users":
-                users.add(fields[0])
-            else:
-                groups[fields[0]] = {m for m in fields[3].split(",") if m}
-    return users, groups
-
-
-@dataclass
-class Installer:
+class Installer(ServiceSteps, SystemSteps):
     """Runs the steps for ``options``; ``runner`` runs commands, ``out`` prints a line.
 
     ``run_commands`` (default: ``options.root`` is "/") decides whether the
     commands acting on a live system run or are only printed ("deferred").
+    The fields and the plumbing are :class:`~firmware_py.deploy.plumbing.Plumbing`'s;
+    the steps are :class:`~firmware_py.deploy.service_steps.ServiceSteps`' and
+    :class:`~firmware_py.deploy.system_steps.SystemSteps`'; here are the inputs and
+    their order (:meth:`run`).
     """
-
-    options: Options
-    runner: Runner = run_command
-    out: Callable[[str], None] = print
-    run_commands: bool | None = None
-    results: list[StepResult] = field(default_factory=list)
-    _changed: set[str] = field(default_factory=set)
-    reboot_needed: bool = False
-    #: what the reboot enables, for the closing line ("" until config.txt changes)
-    reboot_for: str = ""
-
-    def __post_init__(self) -> None:
-        if self.run_commands is None:
-            self.run_commands = Path(self.options.root).resolve() == Path("/")
-
-    # -- plumbing ----------------------------------------------------------
-
-    @property
-    def root(self) -> Path:
-        """The install root: ``--root DIR``, or ``/`` for the running system."""
-        return Path(self.options.root)
-
-    def path(self, target: PurePosixPath) -> Path:
-        """The host path of ``target`` inside the install root."""
-        return _under(self.root, target)
-
-    def report(self, name: str, status: str, detail: str) -> StepResult:
-        """Print one step's outcome line and keep it for the summary."""
-        result = StepResult(name, status, detail)
-        self.results.append(result)
-        self.out(f"{status:>12}  {name:<14} {detail}")
-        if status == "changed":
-            self._changed.add(name)
-        return result
-
-    def write_file(self, name: str, target: PurePosixPath, data: str, mode: int = 0o644) -> bool:
-        """Make ``target`` hold ``data`` (atomically, fsynced); report; True if it differs(ed)."""
-        path = self.path(target)
-        payload = data.encode("utf-8")
-        if path.is_file() and path.read_bytes() == payload and (path.stat().st_mode & 0o777) == mode:
-            self.report(name, "ok", f"{target} is up to date")
-            return False
-        if self.options.dry_run:
-            self.report(name, "would change", f"would write {target} ({len(payload)} bytes)")
-            return True
-        _atomic_write(path, payload, mode)
-        self.report(name, "changed", f"wrote {target}")
-        return True
-
-    def remove_file(self, name: str, target: PurePosixPath) -> None:
-        """Remove a managed file if present (idempotent) and report the step."""
-        path = self.path(target)
-        if not path.exists():
-            self.report(name, "ok", f"{target} not needed, absent")
-            return
-        if self.options.dry_run:
-            self.report(name, "would change", f"would remove {target}")
-            return
-        path.unlink()
-        try:
-            path.parent.rmdir()
-        except OSError:
-            pass
-        self.report(name, "changed", f"removed {target}")
-
-    def command(self, name: str, argv: Sequence[str], why: str = "", capture: bool = False,
-                offline: bool = False) -> None:
-        """Run a command that must succeed; only print it in a dry run or under ``--root``.
-
-        ``offline``: the printed command works on the staging root from the
-        build machine (it has a ``--root`` flag) rather than on the booted target.
-
-        Raises:
-            InstallError: if it exits non-zero.
-        """
-        shown = shlex.join(argv)
-        if self.options.dry_run:
-            self.report(name, "would change", f"would run: {shown}{why}")
-            return
-        if not self.run_commands:
-            where = "to finish the root, run" if offline else "on the booted target, run"
-            self.report(name, "deferred", f"{where}: {shown}{why}")
-            return
-        status, output = self.runner(argv, capture)
-        if status != 0:
-            raise InstallError(f"{name}: `{shown}` failed with exit status {status}{output and ': ' + output}")
-        self.report(name, "changed", f"ran: {shown}")
-
-    def query(self, argv: Sequence[str]) -> tuple[int, str]:
-        """Run a read-only command (also in a dry run); (255, "") when commands don't run."""
-        if not self.run_commands:
-            return 255, ""
-        return self.runner(argv, True)
 
     # -- inputs ------------------------------------------------------------
 
@@ -393,315 +262,6 @@ class Installer:
         config_text = self.template()
         return config_text, self.led_driver(config_text, "the default config")
 
-    def step_venv(self) -> None:
-        """Create the venv (with the system site packages when asked) unless it exists."""
-        opts = self.options
-        venv_python = VENV / "bin" / "python"
-        if self.path(venv_python).exists():
-            self.report("venv", "ok", f"{VENV} exists")
-        else:
-            flags = ["--system-site-packages"] if opts.system_site_packages else []
-            self.command("venv", [opts.python, "-m", "venv", *flags, str(VENV)])
-
-    def step_config(self, config_text: str) -> str:
-        """Write ``config_text`` as the config unless one exists (kept as it is), then the
-        web keys asked for (:meth:`step_web_config`); return the config text installed."""
-        if self.path(CONFIG).is_file():
-            self.report("config", "ok", f"{CONFIG} exists (kept as it is)")
-        else:
-            self.write_file("config", CONFIG, config_text)
-        return self.step_web_config(config_text)
-
-    def step_units(self, systemd_dir: Path, config_text: str, driver: str, model: str) -> bool:
-        """Write the service unit, the web unit when the config turns the page on, and the
-        root drop-in for the PWM NeoPixel route (not on a Pi 5; removed otherwise).
-        Returns whether the web page is on."""
-        self.write_file("unit", UNIT, (systemd_dir / SERVICE).read_text("utf-8"))
-        web_on = self.web_enabled(config_text)
-        if web_on:
-            self.write_file("web unit", WEB_UNIT, (systemd_dir / WEB_SERVICE).read_text("utf-8"))
-        if driver == "neopixel" and model != "pi5":
-            note = "" if model in (*MODELS, "other") else " (model unknown: pass --model pi5 for a Pi 5)"
-            self.write_file("pwm drop-in", DROPIN, PWM_ROOT_DROPIN)
-            self.out(f"{'note':>12}  {'pwm drop-in':<14} the PWM LED route runs the service as root{note}")
-        else:
-            self.remove_file("pwm drop-in", DROPIN)
-        return web_on
-
-    def step_device_files(self, systemd_dir: Path, driver: str, model: str) -> None:
-        """The udev rules (the sensor's; the PIO one only for a Pi 5's NeoPixel route), the
-        modules to load, the boot config and the Pi 5's device checks."""
-        self.write_file("udev rule", UDEV_RULE, (systemd_dir / "99-patchwork-sensor.rules").read_text("utf-8"))
-        if driver == "neopixel" and model == "pi5":
-            self.write_file("pio rule", PIO_RULE, PIO_RULE_TEXT)
-        else:
-            self.remove_file("pio rule", PIO_RULE)
-        self.write_file("modules", MODULES, MODULES_TEXT)
-        self.step_boot_config(driver, model)
-        self.step_pi5_devices(driver, model)
-
-    def step_udev_reload(self) -> None:
-        """Reload udev and trigger the tty (and PIO) devices when a rule changed."""
-        if self._touched("udev rule", "pio rule"):
-            self.command("udev reload", ["udevadm", "control", "--reload"])
-            self.command("udev trigger", ["udevadm", "trigger", "--action=add", "--subsystem-match=tty"])
-            if self._touched("pio rule"):
-                self.command("udev pio", ["udevadm", "trigger", "--action=add", "--subsystem-match=rp1-pio"])
-        else:
-            self.report("udev reload", "ok", "rule unchanged")
-
-    def step_daemon_reload(self) -> None:
-        """``systemctl daemon-reload`` when a unit changed, also after an earlier run that
-        wrote the unit and then failed (systemd says it needs a reload)."""
-        status, stale = self.query(["systemctl", "show", "--property=NeedDaemonReload", "--value", SERVICE])
-        if self._touched("unit", "pwm drop-in", "web unit") or (status == 0 and stale.strip() == "yes"):
-            self.command("daemon-reload", ["systemctl", "daemon-reload"])
-        else:
-            self.report("daemon-reload", "ok", "unit unchanged")
-
-    # -- the web page (off unless --web or [web] enabled = true) ------------
-
-    def web_enabled(self, config_text: str) -> bool:
-        """True when the config being installed turns the web page on."""
-        try:
-            web = tomllib.loads(config_text).get("web", {})
-        except tomllib.TOMLDecodeError:
-            return False
-        return isinstance(web, dict) and web.get("enabled") is True
-
-    def step_web_config(self, config_text: str) -> str:
-        """With --web: set [web] enabled = true and the address in the config (the only
-        keys the installer changes in an existing config, because they were asked for)."""
-        if not self.options.web:
-            return config_text
-        new = set_toml_value(config_text, "web", "enabled", "true")
-        new = set_toml_value(new, "web", "address", f'"{self.options.web_address}"')
-        if tomllib.loads(new).get("web") != tomllib.loads(config_text).get("web"):
-            self.write_file("web config", CONFIG, new)
-        else:
-            self.report("web config", "ok", f"{CONFIG} has [web] enabled = true")
-        return new
-
-    def step_web(self, on: bool) -> None:
-        """Enable and (re)start the web page's unit when the config turns it on."""
-        if not on:
-            self.report("web", "skipped", "off (install --web, or [web] enabled = true, turns "
-                        "the LAN page on)")
-            return
-        if self.run_commands:
-            status, output = self.query(["systemctl", "is-enabled", WEB_SERVICE])
-            enabled = status == 0 and output.strip() == "enabled"
-        else:
-            enabled = self.path(WEB_WANTS_LINK).is_symlink()
-        if enabled:
-            self.report("web enable", "ok", f"{WEB_SERVICE} is enabled")
-        elif self.run_commands:
-            self.command("web enable", ["systemctl", "enable", WEB_SERVICE])
-        else:
-            self.command("web enable", ["systemctl", f"--root={self.root}", "enable", WEB_SERVICE],
-                         offline=True)
-        if not (self.options.start and self.run_commands):
-            self.report("web start", "skipped", "it starts with the system")
-            return
-        status, _ = self.query(["systemctl", "is-active", "--quiet", WEB_SERVICE])
-        relevant = {n for n in ("package", "config", "web config", "web unit") if self._touched(n)}
-        if status != 0:
-            self.command("web start", ["systemctl", "start", WEB_SERVICE])
-        elif relevant:
-            self.command("web start", ["systemctl", "restart", WEB_SERVICE],
-                         f"  (changed: {', '.join(sorted(relevant))})")
-        else:
-            self.report("web start", "ok", f"{WEB_SERVICE} is running")
-
-    def _would(self, name: str) -> bool:
-        return any(r.name == name and r.status == "would change" for r in self.results)
-
-    def _touched(self, *names: str) -> bool:
-        """True if any of these steps changed something now (or would, in a dry run)."""
-        return any(n in self._changed or self._would(n) for n in names)
-
-    def step_store_access(self) -> None:
-        """A state folder from an install before the web page had its own user: give the
-        group ``patchwork`` the records and the index, and ``patchwork-web`` its names.json
-        (the journal stays the service's alone; systemd makes the folder 1770)."""
-        state = self.path(STATE_DIR)
-        argv: list[list[str]] = []
-        records, names = state / "records", state / "names.json"
-        if records.is_dir() and records.stat().st_mode & 0o070 != 0o070:
-            argv.append(["chmod", "-R", "g+rwX", str(STATE_DIR / "records")])
-        shared = [f for f in sorted(state.glob("history.sqlite3*")) if f.stat().st_mode & 0o060 != 0o060]
-        if shared:
-            argv.append(["chmod", "g+rw", *(str(STATE_DIR / f.name) for f in shared)])
-        if names.is_file() and _owner(self.root, names.stat().st_uid) != WEB_USER:
-            argv.append(["chown", f"{WEB_USER}:{USER}", str(STATE_DIR / "names.json")])
-        if not argv:
-            self.report("store access", "ok", f"{STATE_DIR}: records, index and names as the web "
-                                              f"page's user needs them")
-        for one in argv:
-            self.command("store access", one, " (the web page's own user reads and corrects these)")
-
-    def step_user(self) -> None:
-        """Create the 'patchwork' system user and its groups, and the web page's user
-        'patchwork-web' in the group 'patchwork', with systemd-sysusers."""
-        users, groups = _read_passwd_groups(self.root)
-        missing = [g for g in GROUPS if USER not in groups.get(g, set())]
-        if WEB_USER not in groups.get(USER, set()):
-            missing.append(f"{WEB_USER} in {USER}")
-        if USER in users and WEB_USER in users and not missing:
-            self.report("user", "ok", f"{USER} exists in {', '.join(GROUPS)}; {WEB_USER} in {USER}")
-            return
-        if self.run_commands:
-            self.command("user", ["systemd-sysusers", str(SYSUSERS)])
-        else:
-            self.command("user", ["systemd-sysusers", f"--root={self.root}", str(self.path(SYSUSERS))],
-                         offline=True)
-
-    def step_apt(self, plan: Plan) -> None:
-        """apt-get install the plan's Raspberry Pi OS packages that are not installed yet."""
-        wanted = list(plan.apt)
-        if self.run_commands:
-            status, out = self.query(["dpkg-query", "-W", "-f=${Package} ${db:Status-Abbrev}\n", *wanted])
-            have = {f[0] for f in (line.split() for line in out.splitlines()) if len(f) > 1 and f[1] == "ii"}
-            missing = [name for name in wanted if name not in have]
-        else:
-            missing = wanted              # a staging root: the target installs them when it boots
-        if not missing:
-            self.report("apt", "ok", f"installed: {' '.join(wanted)}")
-            return
-        self.command("apt update", ["apt-get", "update"])      # an old package list fails installs
-        self.command("apt", ["apt-get", "install", "-y", "--no-install-recommends", *missing])
-
-    def step_pi5_devices(self, driver: str, model: str) -> None:
-        """On a Pi 5: check /dev/pio0 (PIO route) and the gpiochip gpiozero opens; say what to do."""
-        from ..hw.diagnose import gpiochip_cause, pio_cause
-        if model != "pi5":
-            self.report("pi5 devices", "skipped", "not a Pi 5")
-            return
-        if not self.path(PurePosixPath("/dev")).is_dir():
-            self.report("pi5 devices", "skipped", "no /dev under this root: check on the Pi "
-                        "with `ls -l /dev/pio0 /dev/gpiochip*`")
-            return
-        findings = [gpiochip_cause(self.root, falls_back=True)]
-        if driver == "neopixel":
-            findings.append(pio_cause(self.root))
-        bad = [f for f in findings if not f.startswith(("GPIO chips present", "/dev/pio0 exists"))]
-        self.report("pi5 devices", "warning" if bad else "ok", "; ".join(findings))
-
-    def step_package(self, source: Path, plan: Plan) -> None:
-        """pip-install the package (with the pi extra) and the plan's requirements into the
-        venv unless the stamp matches."""
-        opts = self.options
-        extras = list(plan.pip)
-        if opts.package:
-            spec = opts.package if "[" in opts.package else _with_extra(opts.package)
-            print_spec, fingerprint = spec, spec
-        else:
-            spec = f"{source}[pi]"
-            print_spec, fingerprint = spec, _fingerprint(source)
-        stamp = "\n".join([print_spec, *extras, fingerprint]) + "\n"
-        stamp_path = self.path(STAMP)
-        current = stamp_path.read_text("utf-8") if stamp_path.is_file() else None
-        if current == stamp and self.path(VENV / "bin" / "python").exists() and not opts.reinstall:
-            self.report("package", "ok", f"installed from {print_spec} (stamp matches)")
-            return
-        argv = [str(VENV / "bin" / "python"), "-m", "pip", "install", "--upgrade", spec, *extras]
-        self.command("package", argv)
-        if self.run_commands and not opts.dry_run:
-            _atomic_write(stamp_path, stamp.encode("utf-8"), 0o644)
-
-    def step_command_link(self, binary: PurePosixPath) -> None:
-        """Link :data:`COMMAND_LINK` to the venv's ``patchwork-companion`` (idempotent).
-
-        Raises:
-            InstallError: when something other than a symbolic link is in the way
-                (a file the installer did not write is never replaced).
-        """
-        path = self.path(COMMAND_LINK)
-        if path.is_symlink() and os.readlink(path) == str(binary):
-            self.report("command link", "ok", f"{COMMAND_LINK} -> {binary}")
-            return
-        if path.exists() and not path.is_symlink():
-            raise InstallError(f"command link: {COMMAND_LINK} exists and is not a link; move it "
-                               f"away so that `patchwork-companion` runs {binary}, then run again")
-        if self.options.dry_run:
-            self.report("command link", "would change", f"would link {COMMAND_LINK} -> {binary}")
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        replace_symlink(path, str(binary))
-        self.report("command link", "changed", f"linked {COMMAND_LINK} -> {binary} (on the PATH)")
-
-    def check_config(self, binary: PurePosixPath) -> None:
-        """Validate the installed config with 'patchwork-companion config check'."""
-        argv = [str(binary), "config", "check", str(CONFIG)]
-        if self.options.dry_run or not self.run_commands:
-            self.command("config check", argv)
-            return
-        status, output = self.runner(argv, True)
-        if status != 0:
-            raise InstallError(f"{CONFIG} does not pass `config check`:\n{output.strip()}\nFix it and run again.")
-        self.report("config check", "ok", f"{CONFIG} is valid")
-
-    def step_boot_config(self, driver: str, model: str) -> None:
-        """Enable I2C at 400 kHz (and SPI or PWM audio-off per LED route) in config.txt."""
-        path = find_boot_config(self.root)
-        if path is None:
-            self.report("boot config", "skipped", "no /boot/firmware/config.txt or /boot/config.txt here")
-            return
-        target = "/" + str(path.relative_to(self.root)).lstrip("/")
-        wanted = {"i2c_arm": "on", "i2c_arm_baudrate": "400000"}
-        if driver == "neopixel_spi":
-            wanted["spi"] = "on"
-        elif driver == "neopixel" and model != "pi5":
-            wanted["audio"] = "off"  # the PWM route shares PWM0 with the analog audio
-        clocks = core_clock_sections(model)
-        text = path.read_text("utf-8")
-        new = edit_clock_block(edit_boot_config(text, wanted), clocks)
-        settings = ", ".join([f"dtparam={k}={v}" for k, v in wanted.items()]
-                             + [f"[{f}] {' '.join(lines)}" for f, lines in clocks])
-        if new == text:
-            self.report("boot config", "ok", f"{target} has {settings}")
-            return
-        if self.options.dry_run:
-            self.report("boot config", "would change", f"would set {settings} in {target}")
-            return
-        backup = path.with_name(path.name + ".before-patchwork-companion")
-        if not backup.exists():
-            _atomic_write(backup, path.read_bytes(), 0o644)
-        _atomic_write(path, new.encode("utf-8"), path.stat().st_mode & 0o777)
-        self.reboot_needed = True
-        self.reboot_for = "I2C at 400 kHz" + (" and the fixed core clock" if clocks else "")
-        self.report("boot config", "changed", f"set {settings} in {target} (backup: {backup.name})")
-
-    def step_enable(self) -> None:
-        """systemctl enable the service (idempotent)."""
-        if self.run_commands:
-            status, output = self.query(["systemctl", "is-enabled", SERVICE])
-            enabled = status == 0 and output.strip() == "enabled"
-        else:
-            enabled = self.path(WANTS_LINK).is_symlink()
-        if enabled:
-            self.report("enable", "ok", f"{SERVICE} is enabled")
-        elif self.run_commands:
-            self.command("enable", ["systemctl", "enable", SERVICE])
-        else:
-            self.command("enable", ["systemctl", f"--root={self.root}", "enable", SERVICE], offline=True)
-
-    def step_start(self) -> None:
-        """Start the service, or restart it when the package, config or unit changed."""
-        if not self.options.start:
-            self.report("start", "skipped", "--no-start: it starts at the next boot")
-            return
-        if not self.run_commands:
-            self.report("start", "skipped", "installing into a root: it starts when that system boots")
-            return
-        status, _ = self.query(["systemctl", "is-active", "--quiet", SERVICE])
-        relevant = {n for n in ("package", "config", "unit", "pwm drop-in") if self._touched(n)}
-        if status != 0:
-            self.command("start", ["systemctl", "start", SERVICE])
-        elif relevant:
-            self.command("start", ["systemctl", "restart", SERVICE], f"  (changed: {', '.join(sorted(relevant))})")
-        else:
-            self.report("start", "ok", f"{SERVICE} is running")
 
     def summary(self) -> None:
         """Print the closing line: how many steps changed, were skipped or failed."""
@@ -714,17 +274,6 @@ class Installer:
         if self.reboot_needed:
             self.out(f"{'reboot':>12}  config.txt changed: reboot to enable {self.reboot_for} "
                      "(sudo reboot)")
-
-
-def _with_extra(spec: str) -> str:
-    match = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(.*)$", spec)
-    return f"{match.group(1)}[pi]{match.group(2)}" if match else spec
-
-
-def _atomic_write(path: Path, data: bytes, mode: int) -> None:
-    """Write ``data`` to ``path`` durably: temp file, fsync, rename, fsync the folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_durably(path, data, mode)
 
 
 # --------------------------------------------------------------------------- CLI
