@@ -82,11 +82,8 @@ class Watching:
         fix the board as the OLED says. True when the leather question is next (settling
         ends there). Raises :class:`WrongRecord` when the table shows a game that is none
         of ``before`` and ``states``."""
-        asking = screen.kind == "prompt" and bool(screen.options)
-        if asking and screen.title in READINGS:
-            self._answer_reading(moves)
-        elif asking:
-            self._answer(moves)
+        if screen.kind == "prompt" and screen.options:
+            self._answer_shown(screen, moves)
         elif self._redo(moves):
             pass
         elif screen.kind == "prompt" and self.state.owed:
@@ -96,6 +93,14 @@ class Watching:
         elif screen.kind == "mismatch":                    # the OLED says what to fix
             self._fix_board()
         return False
+
+    def _answer_shown(self, screen, moves) -> None:
+        """Answer the question ``screen`` asks: about several moves ("1 move or 2?") by
+        :meth:`_answer_reading`, else by :meth:`_answer`."""
+        if screen.title in READINGS:
+            self._answer_reading(moves)
+        else:
+            self._answer(moves)
 
     def _check_played(self, screen, before: list, states) -> None:
         """Raise :class:`WrongRecord` unless the game ``screen`` shows is one of ``before``
