@@ -56,7 +56,7 @@ from firmware_py.companion.buttons import PRESS, Gesture      # noqa: E402
 from firmware_py.companion.journal import Journal             # noqa: E402
 from firmware_py.companion.screens import build_screen        # noqa: E402
 from firmware_py.companion.session import Session, Setup      # noqa: E402
-from firmware_py.companion.ui import TableUI                  # noqa: E402
+from firmware_py.companion.table import Table                  # noqa: E402
 from firmware_py.config import validate                       # noqa: E402
 from firmware_py.sim.demo import bundled_record                   # noqa: E402
 from firmware_py.hw import sensor_protocol as sp              # noqa: E402
@@ -140,11 +140,11 @@ def game_entries() -> list[dict]:
     return entries
 
 
-def ui_after(entries: list[dict], count: int) -> TableUI:
-    """The table UI resumed from the first ``count`` entries."""
-    ui = TableUI(lambda body: 0, None, lambda session: "")
-    ui.resume(entries[:count])
-    return ui
+def ui_after(entries: list[dict], count: int) -> Table:
+    """The table resumed from the first ``count`` entries (its effects are not needed)."""
+    table = Table(None)
+    table.resume(entries[:count])
+    return table
 
 
 # ------------------------------------------------------------------ OLED bytes and CPU
@@ -152,16 +152,16 @@ def oled_figures(rounds: int, say) -> dict:
     """Bytes per turn update and per cursor move over the bundled game, on both
     controllers, and the CPU time of a frame (render + display) on the SSD1306."""
     entries = game_entries()
-    turns = [build_screen(ui_after(entries, k)) for k in range(1, len(entries) + 1)]
+    turns = [build_screen(ui_after(entries, k).view()) for k in range(1, len(entries) + 1)]
     moves = []                                  # (screen, screen after NEXT) pairs
     for k in range(1, len(entries) + 1):
-        ui = ui_after(entries, k)
-        if ui.mode != "turn":
+        table = ui_after(entries, k)
+        if table.view().mode != "turn":
             continue
-        before = build_screen(ui)
-        for _ in range(len(ui.options())):
-            ui.gesture(Gesture("next", PRESS))
-            after = build_screen(ui)
+        before = build_screen(table.view())
+        for _ in range(len(intents.turn_options(table.view().state))):
+            table.gesture(Gesture("next", PRESS))
+            after = build_screen(table.view())
             moves.append((before, after))
             before = after
     out: dict = {"turn_updates": len(turns) - 1, "cursor_moves": len(moves)}
@@ -341,7 +341,7 @@ class Rig:
                                time.monotonic, spaces=54)
         self.link.start()
         deadline = time.monotonic() + 5
-        while "sensor" in self.service.ui.warnings or self.link.stats().state != "online":
+        while "sensor" in self.service.warnings or self.link.stats().state != "online":
             if time.monotonic() > deadline:
                 raise RuntimeError("the emulated sensor did not come online")
             time.sleep(0.01)
@@ -353,13 +353,13 @@ class Rig:
 
     def game(self):
         """(state, mover colour, selected action, mode) as the loop sees them."""
-        ui = self.service.ui
-        return self.ask(lambda: (ui.state, ui.session.setup.colours[ui.state.to_move]
-                                 if ui.state.to_move is not None else "", ui.selected(), ui.mode))
+        ui = self.ask(lambda: self.service.view)
+        return (ui.state, ui.session.setup.colours[ui.state.to_move]
+                if ui.state.to_move is not None else "", ui.selected(), ui.mode)
 
     def board(self) -> frozenset:
         """The spaces of both tokens in the game."""
-        return frozenset(p.position for p in self.ask(lambda: self.service.ui.state).players)
+        return frozenset(p.position for p in self.ask(lambda: self.service.view.state).players)
 
     def settle_board(self) -> None:
         """Put the tokens where the game has them and wait until that reading is judged."""
@@ -406,7 +406,7 @@ def buttons(rig: Rig, events: int) -> tuple[list, list]:
     leds, oleds = [], []
     while len(oleds) < events:
         state, _, chosen, _ = rig.game()
-        options = rig.ask(rig.service.ui.options)
+        options = intents.turn_options(rig.ask(lambda: rig.service.view.state))
         nxt = options[(options.index(chosen) + 1) % len(options) if chosen in options else 0]
         target = lit(state, nxt)
         mark = rig.rec.mark()
@@ -464,14 +464,14 @@ def accepted_turns(rig: Rig, turns: int) -> list:
                 time.sleep(0.03)                             # from a shared space or one
             rig.press_ok()                                   # of several is asked)
             time.sleep(0.03)
-        count = rig.ask(lambda: len(rig.service.ui.session.groups))
+        count = rig.ask(lambda: rig.service.view.turns)
         mark = rig.rec.mark()
         t0 = rig.sensor.set({other, target})
         stable_end = t0 + rig.stable
         # after the hand's frame nothing animates (the pulsing token is in the hand):
         # the first LED frame after the window is the new turn's
         led, oled = rig.rec.wait(mark, stable_end, lambda f: True, oled=True)
-        if rig.ask(lambda: len(rig.service.ui.session.groups)) != count + 1:
+        if rig.ask(lambda: rig.service.view.turns) != count + 1:
             raise RuntimeError(f"the move to {target} was not taken: mode "
                                f"{rig.game()[3]}, board {rig.service.status.lights}, "
                                f"notice {rig.service.status.screen.notice!r}")
@@ -534,7 +534,7 @@ def serve_idle(folder: str) -> int:
     from firmware_py.service.assembly import start_companion
     cfg = validate({"backend": "sim", "journal": {"dir": folder}}, "bench")
     companion = start_companion(cfg)
-    state = companion.service.call(lambda: companion.service.ui.state)
+    state = companion.service.call(lambda: companion.service.view.state)
     if state is not None:
         companion.parts.sim_sensor.command("reset", tokens=[p.position for p in state.players])
         companion.parts.sim_sensor.sync()

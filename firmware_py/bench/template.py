@@ -51,7 +51,7 @@ LEGEND = (
     f"circle {LED_HOLE_MM:g} mm: the LED's hole through the plate, its centre "
     f"{LED_OFFSET_MM:g} mm from the space's centre",
 )
-DEFAULT = Path(__file__).with_name("data") / "time-board-centres.toml"
+DEFAULT = Path(__file__).resolve().parents[1] / "data" / "time-board-centres.toml"
 
 
 class CentresError(ValueError):

@@ -6,6 +6,7 @@ from ..rules import (ButtonsEarned, IllegalActionError, IncomePaid, LeatherWon, 
 from .intents import ORDINALS
 from .model import PatchCard, QuiltView, Screen
 from .opponent import BoxMove
+from .view import TableView
 
 
 def _ordinal(place: int) -> str:
@@ -77,16 +78,16 @@ def box_turn_screen(state, move: BoxMove, who: str, quilt_before: int, *, done: 
                   footer=footer)
 
 
-def box_screen(ui) -> Screen:
+def box_screen(ui: TableView) -> Screen:
     """The ``box`` mode screen: thinking, a problem, or the move to carry out."""
     session = ui.session
-    who = session.setup.colours[ui.box_seat()].capitalize()
-    move = ui.box_move
+    who = session.setup.colours[ui.box.seat].capitalize()
+    move = ui.box.move
     if move is None:
-        if ui.box_waiting:
+        if ui.box.waiting:
             lines = ("Box is thinking...",)
         else:
-            lines = ("Box could not decide:", ui.box_problem, "OK: try again")
+            lines = ("Box could not decide:", ui.box.problem, "OK: try again")
         if ui.instruction:
             lines += (ui.instruction,)
         return Screen("prompt", "Box's turn", lines=lines, notice=ui.notice)
@@ -94,23 +95,23 @@ def box_screen(ui) -> Screen:
     return box_turn_screen(ui.state, move, who, quilt, notice=ui.notice)
 
 
-def box_review_screen(ui) -> Screen:
+def box_review_screen(ui: TableView) -> Screen:
     """The box's last turn shown again (BACK on the person's turn)."""
     session = ui.session
     move = session.boxes[-1]
-    who = session.setup.colours[ui.box_seat()].capitalize()
+    who = session.setup.colours[ui.box.seat].capitalize()
     before = session.previous_state()
     quilt = session.box_quilt() & ~move.squares
     return box_turn_screen(before, move, who, quilt, done=True, footer="ANY BUTTON:BACK")
 
 
-def hint_screen(ui) -> Screen:
+def hint_screen(ui: TableView) -> Screen:
     """What the box would play for the person to move (a hint in a game of two people)."""
     state = ui.state
     who = ui.session.setup.seat_names()[state.to_move]
-    move = ui.hint_move
+    move = ui.box.hint
     if move is None:
-        lines = ("Thinking...",) if ui.box_waiting else ("No hint:", ui.box_problem)
+        lines = ("Thinking...",) if ui.box.waiting else ("No hint:", ui.box.problem)
         return Screen("prompt", f"Hint for {who}", lines=lines, footer="OK:BACK")
     if move.patch is None:
         gain = move.target - state.players[state.to_move].position

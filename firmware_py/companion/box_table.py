@@ -1,9 +1,9 @@
 """The box at the table: its turns in a game against it, and hints in a game of two.
 
-A part of :class:`~.ui.TableUI` (a mixin: the state machine is one object owned
-by the loop thread). The search runs elsewhere: :attr:`think` starts it for a
-:class:`~.opponent.BoxRequest` and returns at once, and the answer comes back
-on the loop thread through :meth:`BoxTable.box_answer`. Modes:
+:class:`BoxPart` is held by the :class:`~.table.Table` (``table.box``) and changes
+only with it, on the loop thread. The search runs elsewhere: asking it is an
+:class:`~.effects.AskBox` effect, and the answer comes back through
+``Table.box_answer``. Modes:
 
 - ``box``: the box is to move. While it thinks the screen says so and no token
   may move; then its move is shown (and journalled as a ``plan``, so a power
@@ -16,229 +16,266 @@ on the loop thread through :meth:`BoxTable.box_answer`. Modes:
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..rules import Advance, Buy, IllegalActionError
 from ..rules.quilt import has_square
 from .buttons import HOLD, PRESS, Gesture
-from .opponent import BoxMove, BoxRequest, Think, check_move
+from .effects import AskBox
+from .opponent import BoxMove, BoxRequest, check_move
+from .view import BoxView, Mode
+
+if TYPE_CHECKING:
+    from .table import Table
 
 HINT_LEVEL = "normal"       #: the level a hint is searched at
 
 
-class BoxTable:
-    """The box's part of the table's state machine (mixed into ``TableUI``)."""
+class BoxPart:
+    """The box's part of the table. ``can_think``: the box's search is there."""
 
-    think: Think | None = None
-    box_key = 0                      # the request still open (answers to others are stale)
-    box_waiting = False              # a request is open
-    box_move: BoxMove | None = None  # the box's move shown now
-    box_state = None                 # the state it was planned for (identity)
-    box_problem = ""                 # why the last answer was refused
-    box_asked = None                 # the state the open request is about (identity)
-    box_fresh = False                # the move is shown and no verdict has come since
-    hint_move: BoxMove | None = None
+    def __init__(self, table: Table, can_think: bool):
+        self.t = table
+        self.can_think = can_think
+        self.key = 0                     # the request still open (answers to others are stale)
+        self.waiting = False             # a request is open
+        self.move: BoxMove | None = None  # the box's move shown now
+        self.state = None                # the state it was planned for (identity)
+        self.problem = ""                # why the last answer was refused
+        self.asked = None                # the state the open request is about (identity)
+        self.fresh = False               # the move is shown and no verdict has come since
+        self.hint: BoxMove | None = None
+        self.journalled = False          # the move shown is the journal's last entry (a plan)
+
+    def clear(self) -> None:
+        """A new game (or a resume): no move planned."""
+        self.move = self.state = None
+
+    def view(self) -> BoxView:
+        """The box's part of the table's view."""
+        return BoxView(self.seat(), self.move, self.waiting, self.problem, self.hint,
+                       self.wanted(), self.last(), self.expected())
 
     # ----- asking -----------------------------------------------------------------
-    def box_seat(self) -> int | None:
+    def seat(self) -> int | None:
         """Player 0/1 played by the box, or None in a game of two people (or in setup)."""
-        return self.session.setup.box_seat if self.session is not None else None
+        return self.t.session.setup.box_seat if self.t.session is not None else None
 
-    def box_to_move(self) -> bool:
+    def to_move(self) -> bool:
         """True when the box is to move (and no leather patch of the person is owed)."""
-        seat = self.box_seat()
-        state = self.state
+        seat = self.seat()
+        state = self.t.state
         return seat is not None and state.to_move == seat and not state.owed
 
-    def _box_ready(self) -> None:
+    def _still_fits(self, move: BoxMove, planned) -> bool:
+        """The move planned for ``planned`` still fits the state now: the very state, or
+        one alike in offer and tokens (an undo of it, or a correction of buttons) in which
+        it is still legal."""
+        state = self.t.state
+        return planned is state or (
+            planned.offer == state.offer
+            and planned.players[0].position == state.players[0].position
+            and planned.players[1].position == state.players[1].position
+            and not self.refusal(move))
+
+    def ready(self) -> None:
         """Entering ``box`` mode: show the move planned for this state (also after an undo
         of it, or a correction of buttons that leaves it legal), or ask for one."""
-        move, planned, state = self.box_move, self.box_state, self.state
-        if move is not None and planned is not None and (planned is state or (
-                planned.offer == state.offer and planned.players[0].position
-                == state.players[0].position and planned.players[1].position
-                == state.players[1].position and not self._box_refusal(move))):
-            self.box_state, self.box_fresh = state, True
-            if not self.box_journalled:
-                self._write({"kind": "plan", "plan": self._box_json(move)})
+        move, planned, state = self.move, self.state, self.t.state
+        if move is not None and planned is not None and self._still_fits(move, planned):
+            self.state, self.fresh = state, True
+            if not self.journalled:
+                self.t.write({"kind": "plan", "plan": self.to_json(move)})
             return
-        self.box_move = self.box_state = None
-        if self.box_waiting and self.box_asked is state:
+        self.move = self.state = None
+        if self.waiting and self.asked is state:
             return                  # still searching this very state (the menu was open)
-        self._box_ask(self.session.box_quilt(), self.session.setup.level)
+        self._ask(self.t.session.box_quilt(), self.t.session.setup.level)
 
-    def _box_ask(self, quilt: int | None, level: str) -> None:
-        self.box_key += 1
-        self.box_problem = ""
-        self.box_asked = self.state
-        if self.think is None:
-            self.box_waiting = False
-            self.box_problem = "no search on this table"
+    def _ask(self, quilt: int | None, level: str) -> None:
+        self.key += 1
+        self.problem = ""
+        self.asked = self.t.state
+        if not self.can_think:
+            self.waiting = False
+            self.problem = "no search on this table"
             return
-        self.box_waiting = True
-        self.think(BoxRequest(self.box_key, self.state, quilt, level, len(self.session.groups)))
+        self.waiting = True
+        self.t.emit(AskBox(BoxRequest(self.key, self.t.state, quilt, level,
+                                      len(self.t.session.groups))))
 
-    def box_wanted(self) -> int | None:
+    def wanted(self) -> int | None:
         """The key of the open request whose answer the table would still take, or None:
         once the game moved on (an undo, a correction, a new game) or the hint was left,
         an answer would be dropped, so the search can stop (the loop tells it to)."""
-        if self.box_waiting and self.session is not None and self.box_asked is self.state:
-            return self.box_key
+        if self.waiting and self.t.session is not None and self.asked is self.t.state:
+            return self.key
         return None
 
-    def box_answer(self, key: int, answer) -> None:
+    def answer(self, key: int, answer) -> None:
         """The search's answer to request ``key``: a :class:`BoxMove`, or the exception it
         raised. A stale answer (the game moved on, an undo) is dropped; a move that does
         not fit the game is refused and said, never committed; one that comes while the
         menu is open is kept and shown (and journalled) when the box's turn shows again."""
-        if key != self.box_key or not self.box_waiting:
+        if key != self.key or not self.waiting:
             return
-        self.box_waiting = False
+        self.waiting = False
         if isinstance(answer, BaseException):
-            self.box_problem = f"{type(answer).__name__}: {answer}"
+            self.problem = f"{type(answer).__name__}: {answer}"
             return
-        if self.mode == "hint":
-            self.hint_move = answer
+        if self.t.mode == Mode.HINT:
+            self.hint = answer
             return
-        if self.box_asked is not self.state or not self.box_to_move():
+        if self.asked is not self.t.state or not self.to_move():
             return                                    # the game moved on (an undo)
-        problem = self._box_refusal(answer)
+        problem = self.refusal(answer)
         if problem:
-            self.box_problem = problem
+            self.problem = problem
             return
-        self.box_move, self.box_state = answer, self.state
-        if self.mode == "box":                        # else kept for when it shows (the menu)
-            self.box_fresh = True
-            self._write({"kind": "plan", "plan": self._box_json(answer)})
+        self.move, self.state = answer, self.t.state
+        if self.t.mode == Mode.BOX:                   # else kept for when it shows (the menu)
+            self.fresh = True
+            self.t.write({"kind": "plan", "plan": self.to_json(answer)})
 
-    def _box_refusal(self, move: BoxMove) -> str:
+    def refusal(self, move: BoxMove) -> str:
         """Why ``move`` cannot be the box's turn now ("" when it can)."""
-        problem = check_move(move, self.state, self.session.box_quilt(), self.box_seat())
+        session = self.t.session
+        problem = check_move(move, self.t.state, session.box_quilt(), self.seat())
         if problem:
             return problem
         try:
-            self.session.check(move.group)
+            session.check(move.group)
         except IllegalActionError as exc:
             return str(exc)
         return ""
 
-    def _box_json(self, move: BoxMove) -> dict:
-        return move.to_json(self.state.spec, self.session.group_to_json(move.group))
+    def to_json(self, move: BoxMove) -> dict:
+        """The journal form of the box's ``move`` (in the state now)."""
+        return move.to_json(self.t.state.spec, self.t.session.group_to_json(move.group))
 
-    def _box_from_json(self, data: dict, group=None) -> BoxMove:
+    def _from_json(self, data: dict, group=None) -> BoxMove:
         """A journalled box move (raises ValueError when it is not a move of this game)."""
         if not isinstance(data, dict):
             raise ValueError("the box's move must be an object")
-        group = self.session.group_from_json(data.get("moves")) if group is None else group
-        return BoxMove.from_json(data, tuple(group), self.state.spec)
+        session = self.t.session
+        group = session.group_from_json(data.get("moves")) if group is None else group
+        return BoxMove.from_json(data, tuple(group), self.t.state.spec)
 
-    def _box_replayed(self, body: dict, group) -> BoxMove | None:
+    def replayed(self, body: dict, group) -> BoxMove | None:
         """The box's move of a journalled ``turn`` entry about to be replayed (``group``
         parsed from it), or None for a turn of a person. Raises ValueError when the entry
         holds a move the box could not have made before it (the replay keeps the entries
         before it), or a turn of the box's seat without the box's move."""
         if "box" not in body:
-            if self.box_to_move() and group and isinstance(group[0], (Advance, Buy)):
+            if self.to_move() and group and isinstance(group[0], (Advance, Buy)):
                 raise ValueError("a turn of the box without the box's move")
             return None
-        move = self._box_from_json(body["box"], group)
-        problem = self._box_refusal(move)
+        move = self._from_json(body["box"], group)
+        problem = self.refusal(move)
         if problem:
             raise ValueError(f"the box's turn does not fit the game: {problem}")
         return move
 
-    def _box_resume_plan(self, data) -> None:
+    def resume_plan(self, data) -> None:
         """A ``plan`` entry left last in the journal: show that move again, if it still fits."""
         try:
-            move = self._box_from_json(data)
+            move = self._from_json(data)
         except ValueError:
             return
-        if not self._box_refusal(move):
-            self.box_move, self.box_state = move, self.state
+        if not self.refusal(move):
+            self.move, self.state = move, self.t.state
 
     # ----- the box's turn -------------------------------------------------------------
-    def _on_box(self, g: Gesture) -> None:
-        if self._play_hold(g):
+    def on_box(self, g: Gesture) -> None:
+        """The box's turn: OK (twice without a sensor) takes its move by hand; holds as in play."""
+        t = self.t
+        if t.play_hold(g):
             return
         if g.button != "ok":
-            self.notice, self.armed = "", False      # the whole instruction again
+            t.notice, t.armed = "", False      # the whole instruction again
             return
-        move = self.box_move
+        move = self.move
         if move is None:
-            if not self.box_waiting:
-                self._box_ask(self.session.box_quilt(), self.session.setup.level)
+            if not self.waiting:
+                self._ask(t.session.box_quilt(), t.session.setup.level)
             return
-        if "sensor" in self.warnings or self.armed:
-            self._box_commit()                        # no sensor (or OK twice): done by hand
+        if not t.sensor_online or t.armed:
+            self._commit()                    # no sensor (or OK twice): done by hand
             return
-        self.armed = True
-        who = self._colour(self.box_seat())
-        self.notice = f"Box: move {who} to {move.target}. OK again: done"
+        t.armed = True
+        t.notice = f"Box: move {t.colour(self.seat())} to {move.target}. OK again: done"
 
-    def _box_undone(self, move: BoxMove | None) -> None:
+    def undone(self, move: BoxMove | None) -> None:
         """The last turn, just undone, was the box's ``move`` (None: a person's): its turn
         shows that same move again, never a new search's."""
         if move is not None:
-            self.box_move, self.box_state = move, self.state
+            self.move, self.state = move, self.t.state
 
-    def _box_token(self, target: int) -> None:
+    def token(self, target: int) -> None:
         """The box's token stands on ``target``: its turn is done when that is its target,
         unless it stood there already when the move was first shown (moved there while
         the box thought, or before a power cut): the person has not seen the patch and
         its place yet, so it says so, and one OK (the footer) takes the turn."""
-        move = self.box_move
+        move = self.move
         if move is None or target != move.target:
             return
-        if self.box_fresh:
-            self.armed = True
-            self.notice = f"{self._colour(self.box_seat())} is on {move.target} already"
+        if self.fresh:
+            self.t.armed = True
+            self.t.notice = f"{self.t.colour(self.seat())} is on {move.target} already"
             return
-        self._box_commit()
+        self._commit()
 
-    def _box_commit(self) -> None:
-        move = self.box_move
-        if not self._commit(list(move.group), box=move):
+    def _commit(self) -> None:
+        move = self.move
+        if not self.t.commit(list(move.group), box=move):
             return
-        if self.instruction:
-            self.tip = "BACK: the box's move again"
+        if self.t.instruction:
+            self.t.tip = "BACK: the box's move again"
 
-    def box_expected(self):
+    def expected(self):
         """The action whose space counts in ``box`` mode (None while the box thinks)."""
-        return self.box_move.group[0] if self.box_move is not None else None
+        return self.move.group[0] if self.move is not None else None
 
-    def box_claim_refusal(self, player: int) -> str:
+    def claim_refusal(self, player: int) -> str:
         """Why the menu may not give the 7x7 tile to ``player`` ("" when it may): the box
         claims its own, with its turn, once its quilt holds a 7x7 square (R11); its quilt
         is known, so a claim for it without one would contradict ``meta.box_quilt``."""
-        spec = self.state.spec
-        if player != self.box_seat() or has_square(self.session.box_quilt(), spec.bonus_square,
-                                                   spec.rows, spec.cols):
+        spec = self.t.state.spec
+        if player != self.seat() or has_square(self.t.session.box_quilt(), spec.bonus_square,
+                                                spec.rows, spec.cols):
             return ""
         return "Box has no 7x7: it claims its own"
 
     # ----- the box's last turn again ------------------------------------------------------
-    def last_box_move(self) -> BoxMove | None:
+    def last(self) -> BoxMove | None:
         """The box's move if the last group is one, else None."""
-        if self.session is None or not self.session.boxes:
+        session = self.t.session
+        if session is None or not session.boxes:
             return None
-        return self.session.boxes[-1]
+        return session.boxes[-1]
 
-    def _on_box_review(self, g: Gesture) -> None:
+    def on_box_review(self, g: Gesture) -> None:
+        """The box's last turn shown again: any press goes back, hold BACK undoes it."""
         if g.kind == HOLD and g.button == "back":
-            self._undo()
+            self.t.undo()
         elif g.kind == PRESS:
-            self._to_turn()
+            self.t.to_turn()
 
     # ----- hints (a game of two people) -------------------------------------------------
     def hint_offered(self) -> bool:
         """True when the menu offers "Ask the box": a game of two people, a search on this
         table, and someone to move."""
-        return (self.think is not None and self.box_seat() is None
-                and self.state.to_move is not None and not self.state.owed)
+        state = self.t.state
+        return (self.can_think and self.seat() is None
+                and state.to_move is not None and not state.owed)
 
-    def _start_hint(self) -> None:
-        self.mode, self.hint_move = "hint", None
-        self._box_ask(None, HINT_LEVEL)
+    def start_hint(self) -> None:
+        """Ask the box what it would play (hint mode)."""
+        self.t.mode, self.hint = Mode.HINT, None
+        self._ask(None, HINT_LEVEL)
 
-    def _on_hint(self, g: Gesture) -> None:
+    def on_hint(self, g: Gesture) -> None:
+        """The hint shown: any press goes back to the game (a late answer is dropped)."""
         if g.kind == PRESS:
-            self.box_waiting = False                  # a late answer is dropped
-            self._to_turn()
+            self.waiting = False
+            self.t.to_turn()

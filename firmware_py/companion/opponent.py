@@ -9,7 +9,6 @@ this room) and is handed to the table as a function.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
 
 from ..rules import (Advance, Buy, ClaimSpecialTile, DiscardLeather, GameState, PlaceLeather,
                      placement_masks)
@@ -190,7 +189,3 @@ class BoxRequest:
     level: str
     seed: int
 
-
-Think = Callable[[BoxRequest], None]
-"""Starts the search for a request and returns at once; the answer comes back to the
-table's thread as ``TableUI.box_answer(key, move_or_error)``."""

@@ -1,4 +1,5 @@
-"""What the UI shows now: builds the :class:`Screen` and :class:`Lights` values."""
+"""What the table shows now: the :class:`Screen` and :class:`Lights` values of a
+:class:`~.view.TableView` (and the warnings the loop holds)."""
 from __future__ import annotations
 
 from ..rules import Buy, load_spec, score, tally
@@ -6,12 +7,13 @@ from . import intents
 from .badges import badge
 from .box_screens import box_review_screen, box_screen, hint_screen
 from .model import GREEN, YELLOW, Lights, PatchCard, PlayerLine, Screen
-from .ui import BOARDS, GAMES, PLAYERS, TableUI, spec_for
+from .table_setup import BOARDS, GAMES, PLAYERS, spec_for
+from .view import TableView
 
 LEGEND = "NEXT  OK  BACK"
 
 
-def player_lines(ui: TableUI) -> tuple[PlayerLine, PlayerLine]:
+def player_lines(ui: TableView) -> tuple[PlayerLine, PlayerLine]:
     """Both players' standings, player 0 (who started) first."""
     state = ui.state
     colours = ui.session.setup.colours
@@ -24,29 +26,26 @@ def player_lines(ui: TableUI) -> tuple[PlayerLine, PlayerLine]:
     return tuple(out)
 
 
-def who(ui: TableUI, player: int) -> str:
+def who(ui: TableView, player: int) -> str:
     """How the screens call player 0/1: the name where known ("Anna", "Box"),
     else the token's colour ("Green")."""
     return ui.session.setup.seat_names()[player]
 
 
-def _by_colour(ui: TableUI) -> list[str]:
+def _by_colour(ui: TableView) -> list[str]:
     """The green player's and the yellow player's names (the order of the menu's choices)."""
     colours = ui.session.setup.colours
     return [who(ui, colours.index(c)) for c in (GREEN, YELLOW)]
 
 
-def _warning(ui: TableUI) -> str:
-    return badge(ui.warnings.values())
-
-
-def build_screen(ui: TableUI) -> Screen:
-    """The OLED screen for the UI's current mode."""
+def build_screen(ui: TableView, warnings=()) -> Screen:
+    """The OLED screen for the table's current mode (``ui``: its view); ``warnings``: the
+    full texts of the warnings standing now (an iterable of str), shown as the badge."""
     builder = _BUILDERS.get(ui.mode, _turn)
     screen = builder(ui)
     if ui.mismatch is not None and ui.mode in ("turn", "confirm", "box"):
         screen = _mismatch(ui)
-    warning = _warning(ui)
+    warning = badge(warnings)
     if warning:
         screen = Screen(**{**screen.__dict__, "warning": warning})
     return screen
@@ -75,7 +74,7 @@ def _setup_first(ui):
 
 
 def _setup_names(ui):
-    return _choose(f"{ui.naming().capitalize()} player is", ui.name_options(), ui)
+    return _choose(f"{ui.naming.capitalize()} player is", ui.name_options, ui)
 
 
 def _setup_layout(ui):
@@ -170,7 +169,7 @@ def _leather(ui):
 
 
 def _menu(ui):
-    return _choose("Menu", ui.menu_items(), ui, footer="NEXT:other OK:do BACK:close")
+    return _choose("Menu", ui.menu, ui, footer="NEXT:other OK:do BACK:close")
 
 
 def _claim(ui):
@@ -235,8 +234,8 @@ _BUILDERS = {"setup_game": _setup_game, "setup_board": _setup_board,
              "correct_amount": _correct_amount, "end_confirm": _end_confirm, "end": _end}
 
 
-def build_lights(ui: TableUI) -> Lights:
-    """What the LED strip shows for the UI's current mode."""
+def build_lights(ui: TableView) -> Lights:
+    """What the LED strip shows for the table's current mode (``ui``: its view)."""
     if ui.session is None:
         spec = load_spec(ui.choice.get("game", "patchwork"), ui.choice.get("time_board"))
         return Lights(spec.last_space, income=frozenset(spec.income_spaces))
@@ -248,7 +247,7 @@ def build_lights(ui: TableUI) -> Lights:
     targets = frozenset()
     chosen = ui.selected() if ui.mode == "turn" else None
     if ui.mode == "box":
-        chosen = ui.box_expected()
+        chosen = ui.box.expected
     if chosen is not None and not intents.why_not(state, chosen):
         targets = frozenset((intents.target_of(state, chosen),))
     guide = ui.mismatch or ui.guide

@@ -85,7 +85,7 @@ __all__ = [
 
 
 def _checkout_of_this_module() -> Path | None:
-    here = Path(__file__).resolve().parent.parent
+    here = Path(__file__).resolve().parents[2]          # firmware_py/deploy/ -> the checkout
     return here if (here / "systemd" / SERVICE).is_file() else None
 
 
@@ -176,7 +176,7 @@ class Installer(ServiceSteps, SystemSteps):
         if self.options.config_template:
             text = Path(self.options.config_template).read_text("utf-8")
         else:
-            packaged = Path(__file__).with_name("default-config.toml")
+            packaged = Path(__file__).resolve().parents[1] / "default-config.toml"
             if not packaged.is_file():
                 raise InstallError(f"{packaged} is missing: pass --config-template FILE")
             text = packaged.read_text("utf-8")

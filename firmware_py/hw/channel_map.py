@@ -8,6 +8,7 @@ the identity (channel N is space N). Pure: text in, a value out.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .sensor_protocol import MAX_SPACES
@@ -31,6 +32,9 @@ class ChannelMap:
     def __post_init__(self) -> None:
         owner: dict[int, int] = {}
         for space, channel in enumerate(self.channels):
+            if not isinstance(channel, int) or isinstance(channel, bool):
+                raise ValueError(f"sensor channel for space {space} must be a whole number, "
+                                 f"not {channel!r}")
             if not 0 <= channel <= MAX_CHANNEL:
                 raise ValueError(f"sensor channel {channel} for space {space} is outside "
                                  f"0..{MAX_CHANNEL}")
@@ -40,21 +44,14 @@ class ChannelMap:
             owner[channel] = space
 
     @classmethod
-    def parse(cls, spec: str, last_space: int) -> ChannelMap:
-        """The map written as ``spec`` for a board whose last space is ``last_space``
-        (53 or 29); "" is the identity. Raises ValueError naming the bad part, or
-        saying how many channels it gives against the board's spaces."""
-        if spec.strip() == "":
+    def parse(cls, spec: str | Sequence[int], last_space: int) -> ChannelMap:
+        """The map written as ``spec`` (text, or a list of channels, one per space from
+        space 0) for a board whose last space is ``last_space`` (53 or 29); "" is the
+        identity. Raises ValueError naming the bad part, or saying how many channels it
+        gives against the board's spaces."""
+        if isinstance(spec, str) and spec.strip() == "":
             return cls(last_space)
-        channels: list[int] = []
-        for part in spec.split(","):
-            ends = [end.strip() for end in part.split("-")]
-            if not 1 <= len(ends) <= 2 or not all(end.isdigit() for end in ends):
-                raise ValueError(f"bad channel range {part.strip()!r} in {spec!r}: expected "
-                                 "'first-last' or a number, e.g. '0-53' or '53-0'")
-            first, last = int(ends[0]), int(ends[-1])
-            step = 1 if last >= first else -1
-            channels.extend(range(first, last + step, step))
+        channels = _ranges(spec) if isinstance(spec, str) else list(spec)
         if len(channels) != last_space + 1:
             raise ValueError(f"sensor map {spec!r} gives {len(channels)} channels but the board "
                              f"has {last_space + 1} spaces (0..{last_space})")
@@ -75,3 +72,17 @@ class ChannelMap:
     def channel_of(self, space: int) -> int:
         """The channel under ``space`` (0..last_space)."""
         return self.channels[space] if self.channels else space
+
+
+def _ranges(spec: str) -> list[int]:
+    """"0-3, 9-7" -> [0, 1, 2, 3, 9, 8, 7]; ValueError naming a bad part."""
+    channels: list[int] = []
+    for part in spec.split(","):
+        ends = [end.strip() for end in part.split("-")]
+        if not 1 <= len(ends) <= 2 or not all(end.isdigit() for end in ends):
+            raise ValueError(f"bad channel range {part.strip()!r} in {spec!r}: expected "
+                             "'first-last' or a number, e.g. '0-53' or '53-0'")
+        first, last = int(ends[0]), int(ends[-1])
+        step = 1 if last >= first else -1
+        channels.extend(range(first, last + step, step))
+    return channels

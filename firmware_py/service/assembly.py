@@ -85,14 +85,14 @@ def start_companion(cfg: dict, *, folder: str | Path | None = None, deal: Callab
                       planner=planner if planner is not None else _box_planner)
     holder["service"] = service
     if names is not None:                   # offered at setup; edited on the web page (PIN)
-        service.ui.known_names = lambda: load_names(names)
-    service.ui.sensor_status(False, "sensor: connecting" if parts.sensor_ports else "sensor: no port")
+        service.known_names = lambda: load_names(names)
+    service.sensor_status(False, "sensor: connecting" if parts.sensor_ports else "sensor: no port")
     service.start()               # READY: the loop runs; the buttons and outputs come up behind it
     failures = parts.finish()
 
     def _built():
         if not parts.sensor_ports:             # the simulated sensor did not start
-            service.ui.sensor_status(False, "sensor: no port")
+            service.sensor_status(False, "sensor: no port")
         service.parts_built(failures)
     service.call(_built, timeout=30.0)
     link = None

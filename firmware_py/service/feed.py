@@ -133,21 +133,22 @@ class Capture:
 PIN_WARNING = "web PIN"     #: the UI warning key of a PIN shown for the web page
 
 
-def capture_ui(ui, screen, lights) -> Capture:
-    """A :class:`Capture` of a ``TableUI`` (call on the loop thread that owns it).
+def capture_view(view, warnings: dict, screen, lights) -> Capture:
+    """A :class:`Capture` of the table's ``view`` (a ``companion.view.TableView``) with the
+    loop's ``warnings`` (key -> text) and what the OLED and the LEDs show.
 
     A web PIN on the OLED is left out of the capture (its warnings, its screen):
     the feed is read by every open page, the PIN only by someone at the table."""
-    session = ui.session
-    names = session.setup.seat_names() if session is not None else None
-    warnings = tuple(v for k, v in ui.warnings.items() if k != PIN_WARNING)
-    if PIN_WARNING in ui.warnings and screen is not None:
+    game = view.session
+    names = game.setup.seat_names() if game is not None else None
+    shown = tuple(v for k, v in warnings.items() if k != PIN_WARNING)
+    if PIN_WARNING in warnings and screen is not None:
         from ..companion.badges import badge
-        screen = replace(screen, warning=badge(warnings))
-    return Capture(ui.mode, ui.notice, session.setup if session else None,
-                   tuple(session.groups) if session else (), ui.state, screen, lights,
-                   warnings, tuple(names) if names else None,
-                   tuple(session.boxes) if session else (), ui.pin_asked)
+        screen = replace(screen, warning=badge(shown))
+    return Capture(str(view.mode), view.notice, game.setup if game else None,
+                   game.groups if game else (), view.state, screen, lights,
+                   shown, tuple(names) if names else None,
+                   game.boxes if game else (), view.pin_asked)
 
 
 def game_id(setup) -> str:

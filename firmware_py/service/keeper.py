@@ -1,11 +1,13 @@
 """Keeping the game on disk: the journal of the game in progress, its snapshot, and
 the history of finished games, whatever the disk does.
 
-The :class:`Keeper` belongs to the service's loop thread. The UI writes each
-accepted entry through :meth:`Keeper.write` before it shows the turn and files
-a finished game through :meth:`Keeper.save_record`; the loop calls
-:meth:`Keeper.tick` after every refresh (the snapshot, the retries) and wakes
-at :attr:`Keeper.retry_at`.
+The :class:`Keeper` belongs to the service's loop thread. The loop writes each
+journal entry the table asks for through :meth:`Keeper.write` before it shows the
+turn and files a finished game through :meth:`Keeper.save_record`; it calls
+:meth:`Keeper.tick` after every refresh (the snapshot, the retries) and wakes at
+:attr:`Keeper.retry_at`. The keeper never touches the table: what the loop must know
+(a warning to show or take away, where a record went) it hands back as outcomes
+(:class:`Warn`, :class:`Saved`) from :meth:`Keeper.outcomes`, in the order they came.
 
 - A new game gets its id and start time in its setup entry, an end its end
   time; the record's ``meta`` gets ``started``, ``ended`` and ``app`` from them
@@ -45,29 +47,50 @@ from ..store.dates import reconcile
 from ..store.indexer import Indexer
 
 LOG = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class Warn:
+    """Show the warning ``text`` under ``key`` ("journal", "journal damage", "record",
+    "history"), or take it away (``text`` None)."""
+
+    key: str
+    text: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Saved:
+    """The record of the game the table holds was filed at ``path``."""
+
+    path: str
+
+
+Outcome = Warn | Saved
+
 _SAFE_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,63}")   # a record file name, as new_game_id
 RETRY_S = 2.0          # a refused write (journal, snapshot, record) is tried again this often
 
 
 class Keeper:
     """The journal and the history in ``folder``; ``clock``: monotonic seconds; ``wall``:
-    the wall clock (an aware ``datetime``); ``touch()``: the screen must be rebuilt (a
-    warning changed); ``wake()``: wake the loop (from another thread) so that it calls
-    :meth:`tick`. Attach the UI (``keeper.ui = ui``) before :meth:`load`."""
+    the wall clock (an aware ``datetime``); ``wake()``: wake the loop (from the index
+    thread) so that it calls :meth:`tick`. What the loop must know (a warning to show
+    or take away, where a record went) comes back from :meth:`outcomes`."""
 
     def __init__(self, folder: Path, clock: Callable[[], float], wall: Callable[[], datetime],
-                 touch: Callable[[], None], wake: Callable[[], None] = lambda: None):
+                 wake: Callable[[], None] = lambda: None):
         self.folder = folder
-        self.clock, self.wall, self.touch = clock, wall, touch
+        self.clock, self.wall = clock, wall
         self.journal = Journal(folder)
         self.history = History(folder)
         self.indexer = Indexer(self.history, wake, RETRY_S)
-        self.ui = None
+        self._out: list[Outcome] = []
         self.retry_at: float | None = None
         self.failing = False                       # the disk refuses writes (told once)
         self._unsaved: dict[str, object] = {}      # game id -> record not yet on disk
         self._play_from = (0.0, clock())           # (play seconds, monotonic seconds) then
         self._one_run = False                      # the game was set up in this run
+        self._history_said = ""                    # the index thread's trouble last said
 
     # ----- start-up -------------------------------------------------------------------------
     def load(self, problem: Callable[[str], None]) -> Loaded:
@@ -88,8 +111,13 @@ class Keeper:
         for text in loaded.problems:
             problem(text)
         if loaded.notice:
-            self.ui.warnings["journal damage"] = loaded.notice
+            self._out.append(Warn("journal damage", loaded.notice))
         return loaded
+
+    def outcomes(self) -> list[Outcome]:
+        """What happened since the last call that the loop must know (oldest first)."""
+        out, self._out = self._out, []
+        return out
 
     def _finish_restore(self, problem: Callable[[str], None]) -> None:
         """A ``restore`` cut short by a power cut: finished (or undone) before anything
@@ -101,17 +129,16 @@ class Keeper:
             problem(f"a restore cut short in {self.folder} could not be completed ({exc}); "
                     f"run 'patchwork-companion restore' again")
 
-    def resumed(self) -> None:
-        """After the UI resumed: file a game that ended before the restart (once), and write
-        what the load found to repair."""
-        ui = self.ui
-        if ui.mode == "end" and ui.session is not None and not ui.saved_to:
-            self._ensure_record(ui.session)
+    def resumed(self, view) -> None:
+        """After the table resumed (``view``: its ``TableView``): file a game that ended
+        before the restart (once), and write what the load found to repair."""
+        if view.mode == "end" and view.session is not None and not view.saved_to:
+            self._ensure_record(view.session)
         self.catch_up(self.clock())
 
     # ----- the journal ----------------------------------------------------------------------
     def write(self, body: dict) -> int:
-        """Journal one entry (the UI calls this before it shows a turn). Raises JournalError
+        """Journal one entry (the loop calls this before it shows a turn). Raises JournalError
         when the disk refuses (the entry is kept in memory and written when the disk takes
         writes); a new game waits in memory until the last game's record is saved."""
         body = self._stamped(body)
@@ -131,7 +158,7 @@ class Keeper:
             for moved in self.journal.take_moved():
                 LOG.warning("%s", moved)
         if body.get("kind") == "setup":
-            self.ui.warnings.pop("journal damage", None)     # said for the game it concerned
+            self._out.append(Warn("journal damage", None))   # said for the game it concerned
         if self.failing:
             # the line went in; caught up only once the snapshot (refused before) does too
             try:
@@ -182,8 +209,7 @@ class Keeper:
                 self.journal.flush_snapshot()
             except JournalError as exc:
                 self._refused(exc)
-                self.touch()
-                self.ui.warnings["journal"] = exc.notice     # "not saving: disk full (/folder)"
+                self._out.append(Warn("journal", exc.notice))   # "not saving: disk full (/folder)"
         if self.retry_at is not None and now >= self.retry_at:
             self.catch_up(now)
 
@@ -192,9 +218,7 @@ class Keeper:
         journal only then), then the journal and its snapshot. Clears the warnings it can;
         tries again in :data:`RETRY_S` seconds while something is still refused."""
         self.retry_at = None
-        self.touch()
         self._save_pending()
-        warnings = self.ui.warnings
         try:
             if self._unsaved and self.game_id() not in self._unsaved:
                 # a new game waits in memory: the journal still holds the last game, whose
@@ -209,12 +233,12 @@ class Keeper:
                 raise self.journal.error(refused)
         except JournalError as exc:
             self._refused(exc)
-            warnings["journal"] = exc.notice
+            self._out.append(Warn("journal", exc.notice))
         else:
             if self.failing:
                 LOG.warning("journal in %s writable again: caught up", self.folder)
             self.failing = False
-            warnings.pop("journal", None)
+            self._out.append(Warn("journal", None))
         if self._unsaved or self.journal.pending or self.failing:
             self.retry_at = now + RETRY_S
 
@@ -260,10 +284,10 @@ class Keeper:
         try:
             record = parse_record(path.read_bytes())
         except (OSError, RecordError, ValueError, RecursionError):
-            self.ui.saved_to = self.save_record(session)
+            self._out.append(Saved(self.save_record(session)))
             return
         self.indexer.add(game_id, record)
-        self.ui.saved_to = str(path)
+        self._out.append(Saved(str(path)))
 
     def save_record(self, session) -> str:
         """File the finished game into the history: its record now (a plain durable file
@@ -280,7 +304,7 @@ class Keeper:
             self.retry_at = self.clock() + RETRY_S
             LOG.error("cannot save the record of game %s in %s: %s; kept in memory, tried again "
                       "every %.0f s", game_id, self.history.records, exc, RETRY_S)
-            self.ui.warnings["record"] = self._record_notice(exc)
+            self._out.append(Warn("record", self._record_notice(exc)))
             return ""
         self.indexer.add(game_id, record)
         return str(path)
@@ -294,12 +318,9 @@ class Keeper:
         """The index thread's trouble on the OLED ("history index: waiting" while another
         process holds the index), gone once it is over."""
         problem = self.indexer.problem
-        if problem and self.ui.warnings.get("history") != problem:
-            self.ui.warnings["history"] = problem
-            self.touch()
-        elif not problem and "history" in self.ui.warnings:
-            del self.ui.warnings["history"]
-            self.touch()
+        if problem != self._history_said:
+            self._history_said = problem
+            self._out.append(Warn("history", problem or None))
 
     def _save_pending(self) -> None:
         """Try the records the disk refused before (oldest first)."""
@@ -311,10 +332,10 @@ class Keeper:
             self.indexer.add(game_id, record)
             del self._unsaved[game_id]
             LOG.warning("record of game %s saved: %s", game_id, path)
-            if self.ui.session is not None and self.game_id() == game_id:
-                self.ui.saved_to = str(path)
+            if self.game_id() == game_id:
+                self._out.append(Saved(str(path)))      # the table's game, if it still has one
             if not self._unsaved:
-                self.ui.warnings.pop("record", None)
+                self._out.append(Warn("record", None))
 
 
 def _played(entries: list[dict]) -> float:

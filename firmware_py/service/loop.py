@@ -1,9 +1,11 @@
 """The companion service: one event-loop thread owns the game.
 
 Hardware threads (gpiozero callbacks, the sensor reader) only :meth:`Service.post`
-events. The loop classifies button edges, judges token readings, drives the
-UI state machine, journals each accepted turn (inside the UI) before showing
-it, and then updates the outputs: the LED frame first, then the OLED, each
+events. The loop classifies button edges and judges token readings, hands them
+to the table (``companion.table.Table``), carries out the effects the table
+returns in order (journal an entry, save a record, ask the box, forget a
+reading), and then updates the outputs from the table's view: the LED frame
+first, then the OLED, each
 handed to the part's own output thread so a slow or hung driver never blocks
 the loop (a hung one is reported as failed). Timers run from the injected clock. The loop also feeds the systemd watchdog, so a
 hung loop is restarted (design 6).
@@ -23,16 +25,18 @@ from pathlib import Path
 from typing import Callable
 
 from ..companion.buttons import ButtonClassifier
-from ..companion.journal import lost_text
+from ..companion.effects import AskBox, ForgetReading, Journal, SaveRecord
+from ..companion.journal import JournalError, lost_text
 from ..companion.model import Lights, Screen
 from ..companion.screens import build_lights, build_screen
+from ..companion.table import Table
 from ..companion.tokens import TokenWatch
-from ..companion.ui import TableUI
-from .feed import PIN_WARNING, ShowPin, capture_ui
+from ..companion.view import TableView
+from .feed import PIN_WARNING, ShowPin, capture_view
 from ..hw.channel_map import ChannelMap
 from ..hw.parts import Animation, RawButton
 from ..hw.sensor_link import SensorOccupancy, SensorStatus
-from .keeper import Keeper
+from .keeper import Keeper, Saved
 from ..rules import deal as deal_circle, load_spec
 from ..view.leds import Hand, LedFrames, LedLayout, hand_of
 
@@ -43,19 +47,35 @@ LOG = logging.getLogger(__name__)
 class Status:
     """A snapshot the loop publishes after each change (read from any thread).
 
-    ``mode``: the UI mode; ``turns``: accepted turns in the current game;
-    ``state``: the engine state or None; ``screen``/``lights``: what is shown;
-    ``warnings``: part/journal/sensor warnings; ``saved_to``: the last saved record.
+    ``view``: the table's view; ``screen``/``lights``: what is shown; ``warnings``:
+    part/journal/sensor warnings (full texts); ``seq``: counts the snapshots.
     """
 
-    mode: str
-    turns: int
-    state: object
+    view: TableView
     screen: Screen
     lights: Lights
     warnings: tuple[str, ...]
-    saved_to: str
     seq: int
+
+    @property
+    def mode(self) -> str:
+        """The table's mode (a ``companion.view.Mode``)."""
+        return self.view.mode
+
+    @property
+    def turns(self) -> int:
+        """Accepted turn groups in the current game (0 during setup)."""
+        return self.view.turns
+
+    @property
+    def state(self):
+        """The engine state, or None during setup."""
+        return self.view.state
+
+    @property
+    def saved_to(self) -> str:
+        """Where the finished game's record was saved ("" not yet)."""
+        return self.view.saved_to
 
 
 @dataclass(frozen=True)
@@ -94,6 +114,12 @@ class Service:
     :class:`~.keeper.Keeper`'s (``self.keeper``; ``self.journal`` and
     ``self.history`` are its): a write the disk refuses is kept in memory and
     tried again every few seconds (:data:`~.keeper.RETRY_S`).
+
+    The table (``companion.table.Table``) is the loop's alone: everything else reads
+    :attr:`view` (on the loop thread, e.g. through :meth:`call`) or :attr:`status`.
+    The warnings shown in the OLED's corner are the loop's (``self.warnings``, key ->
+    full text); ``known_names()`` gives the stored player names the table offers at
+    setup (``companion.names``; default: none).
     """
 
     def __init__(self, cfg: dict, parts, folder: str | Path, *, clock: Callable[[], float] = time.monotonic,
@@ -106,7 +132,8 @@ class Service:
         self.wall = wall
         self.folder = Path(folder)
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
-        self.keeper = Keeper(self.folder, clock, wall, self._touch, lambda: self.post(None))
+        self.keeper = Keeper(self.folder, clock, wall, lambda: self.post(None))
+        self.warnings: dict[str, str] = {}
         self.journal = self.keeper.journal
         self.history = self.keeper.history
         self.buttons = ButtonClassifier(cfg["buttons"]["hold_seconds"],
@@ -117,10 +144,11 @@ class Service:
         self.planner = planner
         self._search_over = threading.Event()     # set: the running search is not needed
         self._searching: int | None = None        # the key of the request being searched
-        self.ui = TableUI(self.keeper.write, deal or _random_deal, self.keeper.save_record,
-                          wall_time=lambda: self.wall().isoformat(timespec="seconds"),
-                          think=self._think if planner is not None else None)
-        self.keeper.ui = self.ui
+        self.table = Table(deal or _random_deal, can_think=planner is not None)
+        self._view: TableView | None = None       # the table's view, until its next input
+        self.known_names: Callable[[], list[str]] = list
+        self._doers = {Journal: self._journal, SaveRecord: self._save, AskBox: self._ask_box,
+                       ForgetReading: self._forget}
         self.notifier = notifier
         self.feed = feed              # a feed.FeedPublisher (its own thread) or None
         self._stop = threading.Event()
@@ -130,8 +158,7 @@ class Service:
         self._last_hand: Hand | None = None
         self._reading: frozenset[int] | None = None   # the sensor's latest spaces, stable or not
         self._last_verdict = None
-        self._changed = True          # the UI may have changed: rebuild screen and lights
-        self._expect = None           # the UI's expectation, kept until the UI changes
+        self._changed = True          # the table or a warning changed: rebuild screen and lights
         self._layouts: dict[int, LedLayout] = {}
         self._channel_maps: dict[int, ChannelMap] = {}
         self._next_watchdog = 0.0
@@ -190,9 +217,11 @@ class Service:
         self.problems = []
         with _start_timeout_extended(self.notifier):    # a huge journal must not get us killed
             loaded = self.keeper.load(self._problem)
+        self._outcomes()
         self._take_parts(self.parts.failures)
         self._resume_entries(loaded.entries)
-        self.keeper.resumed()
+        self.keeper.resumed(self.view)
+        self._outcomes()
         return self.problems
 
     def parts_built(self, failures: list[str]) -> None:
@@ -206,7 +235,7 @@ class Service:
         """Report start ``failures`` (problems and OLED warnings); watch the outputs."""
         for failure in failures:
             self.problems.append(failure)
-            self.ui.warnings[failure.split(" failed")[0]] = failure.split(":")[0]
+            self._warn(failure.split(" failed")[0], failure.split(":")[0])
         for part in (self.parts.strip, self.parts.oled):
             if part is not None:
                 part.on_failure = lambda _part: self.post(None)   # wake the loop to say so
@@ -221,7 +250,7 @@ class Service:
         (the journal keeps its bytes in quarantine)."""
         for keep in range(len(entries), -1, -1):
             try:
-                self.ui.resume(entries[:keep])
+                effects = self.table.resume(entries[:keep])
             except Exception as exc:  # noqa: BLE001  any replay error: keep the good prefix
                 error = exc
                 continue
@@ -229,8 +258,9 @@ class Service:
                 self._problem(f"{self.journal.path}: entry {keep + 1} of the game cannot be "
                               f"replayed ({type(error).__name__}: {error}); resumed from the "
                               f"entry before it")
-                self.ui.warnings["journal damage"] = _cut_off_text(entries, keep)
+                self._warn("journal damage", _cut_off_text(entries, keep))
                 self.journal.reset_to(entries[:keep])
+            self._fed(effects, self.clock())
             break
 
     def start(self) -> "Service":
@@ -280,7 +310,7 @@ class Service:
                 self._turn(event, now)
             except Exception:  # noqa: BLE001  one bad event must never stop the game
                 LOG.exception("the event loop caught an error; the game goes on")
-                self.ui.warnings["loop"] = "internal error: see log"
+                self._warn("loop", "internal error: see log")
 
     def _turn(self, event, now: float) -> None:
         """One turn of the loop: the event, every event already queued, then the timers."""
@@ -300,7 +330,7 @@ class Service:
         """After every turn of the loop: a search whose answer the table would now drop (an
         undo or any other change while the box thinks, a hint left) is told to stop, so it
         frees its core at its next iteration instead of running out its budget."""
-        if self._searching is not None and self.ui.box_wanted() != self._searching:
+        if self._searching is not None and self.view.box.wanted != self._searching:
             self._search_over.set()
             self._searching = None
 
@@ -313,10 +343,99 @@ class Service:
         return max(0.0, min(due)) if due else None    # nothing due: sleep until an event
 
     def _touch(self) -> None:
-        """The UI may have changed: the next refresh rebuilds the screen and the lights
-        (when nothing happened, a tick leaves the outputs alone)."""
+        """Something shown may have changed: the next refresh rebuilds the screen and the
+        lights (when nothing happened, a tick leaves the outputs alone)."""
         self._changed = True
-        self._expect = None
+
+    @property
+    def view(self) -> TableView:
+        """The table's view now (loop thread only; taken once per change of the table)."""
+        if self._view is None:
+            self._view = self.table.view()
+        return self._view
+
+    # ----- the table's effects and the keeper's outcomes ------------------------------------
+    def _fed(self, effects: list, now: float) -> None:
+        """The table took an input and returned ``effects``: carry them out in order."""
+        self._view = None
+        self._touch()
+        for effect in effects:
+            self._doers[type(effect)](effect, now)
+
+    def _journal(self, effect: Journal, now: float) -> None:
+        """Write the entry before anything shows it; a refusal is a warning (the keeper
+        keeps the entry and retries)."""
+        try:
+            self.keeper.write(effect.body)
+        except JournalError as exc:
+            self._outcomes()
+            self._warn("journal", exc.notice)    # "not saving: disk full (/folder)"
+        else:
+            self._outcomes()
+            self._clear("journal")
+
+    def _save(self, effect: SaveRecord, now: float) -> None:
+        """File the finished game; tell the table where its record went."""
+        try:
+            path = self.keeper.save_record(effect.game)
+        except OSError as exc:
+            path = ""
+            self._warn("record", f"record not saved: {exc.strerror or exc}")
+        self._outcomes()
+        self._tell_saved(path)
+
+    def _ask_box(self, effect: AskBox, now: float) -> None:
+        self._think(effect.request)
+
+    def _forget(self, effect: ForgetReading, now: float) -> None:
+        self.watch.consume(now)     # the board as it is makes no move
+
+    def _outcomes(self) -> None:
+        """Apply what the keeper reports: warnings, and where a record went."""
+        outcomes = self.keeper.outcomes()
+        if outcomes:
+            self._touch()
+        for outcome in outcomes:
+            if isinstance(outcome, Saved):
+                self._tell_saved(outcome.path)
+            elif outcome.text is None:
+                self._clear(outcome.key)
+            else:
+                self._warn(outcome.key, outcome.text)
+
+    def _tell_saved(self, path: str) -> None:
+        self.table.record_saved(path)
+        self._view = None
+        self._touch()
+
+    def _warn(self, key: str, text: str) -> None:
+        """Show warning ``text`` under ``key`` (the OLED's corner, the feed, the log's words)."""
+        if self.warnings.get(key) != text:
+            self.warnings[key] = text
+            self._touch()
+        self.table.sensor_status("sensor" not in self.warnings)
+
+    def _clear(self, key: str) -> None:
+        """Take the warning under ``key`` away (if shown)."""
+        if self.warnings.pop(key, None) is not None:
+            self._touch()
+        self.table.sensor_status("sensor" not in self.warnings)
+
+    def sensor_status(self, online: bool, reason: str = "") -> None:
+        """The sensor link is online or not (``reason``: why, shown while offline); loop
+        thread (or before the loop runs). Without a sensor, the buttons alone take moves."""
+        if online:
+            self._clear("sensor")
+        else:
+            self._warn("sensor", reason or "sensor offline")
+
+    def _wall_text(self) -> str:
+        return self.wall().isoformat(timespec="seconds")
+
+    def _gesture(self, gesture, now: float) -> None:
+        """Hand one button gesture to the table (with the stored names when it asks)."""
+        names = tuple(self.known_names()) if self.view.asks_names else ()
+        self._fed(self.table.gesture(gesture, self._wall_text(), names), now)
 
     def _handle(self, event, now: float) -> None:
         if isinstance(event, SensorOccupancy):
@@ -327,11 +446,11 @@ class Service:
         self._touch()
         if isinstance(event, RawButton):
             for gesture in self.buttons.edge(event.button, event.pressed, event.at):
-                self.ui.gesture(gesture)
+                self._gesture(gesture, now)
         elif isinstance(event, SensorOccupancy):
             self.watch.reading(self._reading, now)
         elif isinstance(event, SensorStatus):
-            self.ui.sensor_status(event.online, event.reason)
+            self.sensor_status(event.online, event.reason)
             if not event.online:
                 # nobody watches the board now: the last reading (maybe half a slide) must
                 # not become "stable" by time alone; the snapshot after the link is back will
@@ -339,14 +458,14 @@ class Service:
                 self.watch.occupied = None
                 self._reading = None
             if event.online and event.degraded:      # warn before the link is declared dead
-                self.ui.warnings["sensor link"] = "sensor link errors"
+                self._warn("sensor link", "sensor link errors")
             else:
-                self.ui.warnings.pop("sensor link", None)
+                self._clear("sensor link")
         elif isinstance(event, ShowPin):       # display only: the game is not touched
-            self.ui.warnings[PIN_WARNING] = f"PIN {event.pin}"
+            self._warn(PIN_WARNING, f"PIN {event.pin}")
             self._pin_until = now + event.seconds
         elif isinstance(event, BoxAnswer):
-            self.ui.box_answer(event.key, event.answer)
+            self._fed(self.table.box_answer(event.key, event.answer), now)
         elif isinstance(event, _Call):
             try:
                 event.result = event.fn()
@@ -357,42 +476,39 @@ class Service:
     def _tick(self, now: float) -> None:
         if self._pin_until is not None and now >= self._pin_until:
             self._pin_until = None
-            self.ui.warnings.pop(PIN_WARNING, None)
+            self._clear(PIN_WARNING)
             self._touch()
         for gesture in self.buttons.tick(now):
             self._touch()
-            self.ui.gesture(gesture)
-        if self.ui.consume_reading:       # an undo or a cancel: the board as it is makes no move
-            self._touch()
-            self.watch.consume(now)
-            self.ui.consume_reading = False
+            self._gesture(gesture, now)
         self._judge(now)
         for part in self._outputs():
             part.check()
             self._part_warning(part)
         self._refresh(now)
         self.keeper.tick(now)       # the snapshot once the turn is shown; retries when due
+        self._outcomes()
         self._feed_watchdog(now)
 
     def _judge(self, now: float) -> None:
-        if self._expect is None:
-            self._expect = (self.ui.expectation(),)
-        expect = self._expect[0]
+        """Judge the board against the table's expectation; a new verdict goes to the table."""
+        view = self.view
+        expect = view.expectation
         if expect is None:
             return
         verdict = self.watch.judge(expect, now)
-        key = (verdict, expect, self.ui.mode, len(self.ui.session.groups))
+        key = (verdict, expect, view.mode, view.turns)
         if key != self._last_verdict:
             self._last_verdict = key
-            self._touch()
-            self.ui.verdict(verdict)
+            self._fed(self.table.verdict(verdict, self._wall_text()), now)
 
     def _refresh(self, now: float, force: bool = False) -> None:
         if not (force or self._changed):      # only time passed: the strip animates itself
             return
         self._changed = False
-        screen = build_screen(self.ui)
-        lights = build_lights(self.ui)
+        view = self.view
+        screen = build_screen(view, self.warnings.values())
+        lights = build_lights(view)
         hand = hand_of(lights, self._reading)
         led_ticket = None
         if force or lights != self._last_lights or hand != self._last_hand:
@@ -405,7 +521,7 @@ class Service:
                 # the strip never wait for the image
                 pager = _LazyPager(screen)  # a screen too full for once alternates pages
                 self.parts.oled.submit(Animation(pager.frame, pager.next_at), after)
-        self._publish(screen, lights)           # after every rebuild: what is shown now
+        self._publish(view, screen, lights)     # after every rebuild: what is shown now
 
     def _show_leds(self, lights: Lights, hand: Hand | None) -> int | None:
         """Hand new lights (and the token in the hand, lit before its reading is stable)
@@ -424,12 +540,10 @@ class Service:
 
     def _part_warning(self, part) -> None:
         """Show a part's failure on the OLED, and take the warning away once it writes again."""
-        if part.failed and self.ui.warnings.get(part.name) != part.failed:
-            self._touch()
-            self.ui.warnings[part.name] = part.failed
-        elif not part.failed and part.name in self.ui.warnings:
-            self._touch()
-            del self.ui.warnings[part.name]
+        if part.failed:
+            self._warn(part.name, part.failed)
+        else:
+            self._clear(part.name)
 
     def _channel_map(self, last: int) -> ChannelMap:
         """The sensor's channel map for a board whose last space is ``last`` (``sensor.map``
@@ -444,7 +558,8 @@ class Service:
         """``(channels, game)``: how many sensor channels the game being played (or
         chosen) reads through its map, and its name; during setup the smaller need
         of the two games. The sensor link refuses a sensor with fewer (hardware/protocol.md)."""
-        game = self.ui.state.spec.game if self.ui.state is not None else self.ui.choice.get("game")
+        view = self.view
+        game = view.state.spec.game if view.state is not None else view.choice.get("game")
         needs = {"patchwork": 53, "patchwork-express": 29}
         if game not in needs:
             return min(self._channel_map(53).needs(), self._channel_map(29).needs()), "the game"
@@ -453,7 +568,7 @@ class Service:
 
     def _spaces(self, channels: frozenset[int]) -> frozenset[int]:
         """Sensor channels -> time-board spaces through ``sensor.map`` (identity when unset)."""
-        state = self.ui.state
+        state = self.view.state
         return self._channel_map(state.spec.last_space if state is not None else 53).spaces(channels)
 
     def _layout(self, last_space: int) -> LedLayout:
@@ -465,18 +580,16 @@ class Service:
             self._layouts[last_space] = layout
         return layout
 
-    def _publish(self, screen: Screen, lights: Lights) -> None:
+    def _publish(self, view: TableView, screen: Screen, lights: Lights) -> None:
         if self.on_sensor_needs is not None:
             needs = self.sensor_needs()
             if needs != self._needs_told:
                 self._needs_told = needs
                 self.on_sensor_needs(*needs)
         self._seq += 1
-        ui = self.ui
-        self.status = Status(ui.mode, len(ui.session.groups) if ui.session else 0, ui.state, screen,
-                             lights, tuple(ui.warnings.values()), ui.saved_to, self._seq)
+        self.status = Status(view, screen, lights, tuple(self.warnings.values()), self._seq)
         if self.feed is not None:              # immutable values only; built on its thread
-            self.feed.submit(capture_ui(ui, screen, lights))
+            self.feed.submit(capture_view(view, self.warnings, screen, lights))
 
     def _watchdog_period(self) -> float | None:
         return self.notifier.watchdog_period() if self.notifier is not None else None

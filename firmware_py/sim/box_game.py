@@ -15,7 +15,7 @@ import random
 import re
 from dataclasses import dataclass, field
 
-from ..companion.ui import PLAYERS
+from ..companion.table_setup import PLAYERS
 from .hands import DriveError, Hands
 
 TARGET = re.compile(r"^(Green|Yellow) to (\d+)$")

@@ -40,7 +40,7 @@ from pathlib import Path
 from ..companion import intents
 from ..companion.model import GREEN, YELLOW
 from ..companion.session import Session, Setup
-from ..companion.ui import BOARDS, GAMES
+from ..companion.table_setup import BOARDS, GAMES
 from ..rules import ADVANCE, DISCARD, Buy, PlaceLeather, deal, load_spec, parse_record
 from .people_table import Board, Clock, Table  # noqa: F401  (also read from here)
 from .people_watch import READINGS, Stuck, Watching, WrongRecord  # noqa: F401

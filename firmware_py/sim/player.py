@@ -28,15 +28,19 @@ class TablePlayer:
         self.hands = hands
         self.record = record
         self.plan = untracked_copy(record).moves
-        self.ui = hands.service.ui
 
     # ----- helpers -----------------------------------------------------------------------
     def _call(self, fn):
         return self.hands.service.call(fn)
 
+    def _view(self):
+        """The table's view now (taken on the loop thread)."""
+        return self._call(lambda: self.hands.service.view)
+
     def progress(self) -> int:
         """How many record moves the companion has accepted in this game."""
-        return self._call(lambda: len(self.ui.session.record().moves) if self.ui.session else -1)
+        view = self._view()
+        return len(view.session.record().moves) if view.session else -1
 
     def choose(self, index: int) -> None:
         """Pick option ``index`` on a "choose" screen (NEXT index times, then OK)."""
@@ -69,13 +73,13 @@ class TablePlayer:
     # ----- play --------------------------------------------------------------------------
     def play(self) -> None:
         """Play every move of the record (resuming where the companion stands)."""
-        if self.ui.session is None:
+        if self._view().session is None:
             self.setup()
-        state = self._call(lambda: self.ui.state)
+        state = self._view().state
         self.hands.place_tokens([p.position for p in state.players])
         self.hands.await_board({p.position for p in state.players})
         done = self.progress()
-        if list(self.plan[:done]) != list(self._call(lambda: self.ui.session.record().moves)):
+        if list(self.plan[:done]) != list(self._view().session.record().moves):
             raise DriveError("the journal holds a different game than the record")
         for index in range(done, len(self.plan)):
             self.step(index, self.plan[index])
@@ -85,7 +89,7 @@ class TablePlayer:
         """Make record move ``index`` at the table and wait until it is accepted."""
         h = self.hands
         h.wait(lambda s: s.mode in ("turn", "leather"), f"move {index}: the turn screen")
-        state = self._call(lambda: self.ui.state)
+        state = self._view().state
         if isinstance(move, dict) and "bonus" in move:
             self._claim(move["bonus"])
         elif isinstance(move, dict) and "adjust" in move:
@@ -130,7 +134,8 @@ class TablePlayer:
                f"move {index}: the confirm question")
         if self.progress() > index:
             return
-        candidates, cursor = self._call(lambda: (list(self.ui.candidates), self.ui.cursor))
+        view = self._view()
+        candidates, cursor = list(view.candidates), view.cursor
         h.press("next", (candidates.index(action) - cursor) % len(candidates))
         h.press("ok")
 
@@ -139,9 +144,9 @@ class TablePlayer:
         h = self.hands
         h.hold("ok")
         h.wait(lambda s: s.mode == "menu", "the menu")
-        items = self._call(self.ui.menu_items)
+        items = self._view().menu
         self.choose(items.index("Correct buttons"))
-        colour = self._call(lambda: self.ui.session.setup.colours[player])
+        colour = self._view().session.setup.colours[player]
         self.choose((GREEN, YELLOW).index(colour))
         h.wait(lambda s: s.mode == "correct_amount", "the amount question")
         h.press("next" if buttons > 0 else "back", abs(buttons))
@@ -151,7 +156,7 @@ class TablePlayer:
         h = self.hands
         h.hold("ok")
         h.wait(lambda s: s.mode == "menu", "the menu")
-        items = self._call(self.ui.menu_items)
+        items = self._view().menu
         self.choose(items.index("Claim 7x7 tile"))
-        colour = self._call(lambda: self.ui.session.setup.colours[player])
+        colour = self._view().session.setup.colours[player]
         self.choose((GREEN, YELLOW).index(colour))

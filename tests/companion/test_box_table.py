@@ -1,4 +1,4 @@
-"""The box at the table (TableUI driven by gestures and token verdicts, the search run
+"""The box at the table (TableRig driven by gestures and token verdicts, the search run
 for real with a small iteration budget): setup, its turns shown and carried out, the
 plan kept over a restart and an undo, answers refused or stale, no sensor, hints, and
 every screen of it fitting the OLED."""
@@ -15,22 +15,23 @@ from firmware_py.companion.journal import effective
 from firmware_py.companion.opponent import BoxMove, check_move
 from firmware_py.companion.screens import build_lights, build_screen
 from firmware_py.companion.tokens import MISMATCH, MOVE, STILL, Verdict
-from firmware_py.service.feed import build_snapshot, capture_ui
-from firmware_py.companion.ui import PLAYERS, TableUI
+from firmware_py.service.feed import build_snapshot, capture_view
+from firmware_py.companion.table_setup import PLAYERS
+from table_helpers import ServiceTable, TableRig
 from firmware_py.rules import (ADVANCE, DISCARD, Buy, ClaimSpecialTile, PlaceLeather, deal,
                                legal_actions, load_spec, placement_masks, replay)
 from firmware_py.view.oled import problems
 
 
 class Table:
-    """A TableUI whose search answers when told (``answer_now``) or at once (``eager``)."""
+    """A TableRig whose search answers when told (``answer_now``) or at once (``eager``)."""
 
     def __init__(self, seed: int = 3, eager: bool = True, entries: list | None = None):
         self.entries = [] if entries is None else entries
         self.requests = []
         self.eager = eager
         self.saved = []
-        self.ui = TableUI(self.entries.append, lambda g: deal(load_spec(g), seed),
+        self.ui = TableRig(self.entries.append, lambda g: deal(load_spec(g), seed),
                           lambda s: self.saved.append(s.record()) or "saved", think=self.think)
 
     def think(self, request):
@@ -57,7 +58,7 @@ class Table:
         assert self.ui.mode == "setup_players"
         self.press("next", [lv for lv, _ in PLAYERS].index(level))
         self.press("ok")
-        assert build_screen(self.ui).options == ("You (Green)", "Box (Yellow)")
+        assert build_screen(self.ui.view(), self.ui.warnings.values()).options == ("You (Green)", "Box (Yellow)")
         self.press("next", 0 if person_first else 1)
         self.press("ok")
         self.press("next", int(free))
@@ -80,14 +81,14 @@ class Table:
         """The person carries out the box's move: the board as the move is shown (the
         loop judges it whenever what is expected changes), then its token on the target."""
         self.ui.verdict(Verdict(STILL))
-        self.ui.verdict(Verdict(MOVE, self.ui.box_move.target))
+        self.ui.verdict(Verdict(MOVE, self.ui.box.move.target))
 
 
 def test_setup_offers_the_box_and_its_levels_and_goes_back():
     t = Table()
     t.press("ok")
     t.press("ok")
-    screen = build_screen(t.ui)
+    screen = build_screen(t.ui.view(), t.ui.warnings.values())
     assert screen.title == "Who plays?"
     assert screen.options == ("Two players", "Box (easy)", "Box (normal)", "Box (hard)")
     t.press("next", 3)
@@ -99,7 +100,7 @@ def test_setup_offers_the_box_and_its_levels_and_goes_back():
 
 
 def test_without_a_search_setup_asks_no_question_about_the_box():
-    ui = TableUI(lambda b: None, lambda g: deal(load_spec(g), 1), lambda s: "")
+    ui = TableRig(lambda b: None, lambda g: deal(load_spec(g), 1), lambda s: "")
     ui.gesture(Gesture("ok", PRESS))
     ui.gesture(Gesture("ok", PRESS))
     assert ui.mode == "setup_first"
@@ -110,27 +111,27 @@ def test_the_box_turn_is_shown_lit_and_taken_when_its_token_arrives():
     t.set_up("easy", person_first=False)
     ui = t.ui
     assert ui.mode == "box" and ui.session.setup.box == "yellow"
-    move = ui.box_move
-    screen = build_screen(ui)
+    move = ui.box.move
+    screen = build_screen(ui.view(), ui.warnings.values())
     assert screen.kind == "box" and f"Yellow to {move.target}" in screen.lines
-    assert build_lights(ui).targets == frozenset({move.target})
-    assert build_lights(ui).active == "yellow"
+    assert build_lights(ui.view()).targets == frozenset({move.target})
+    assert build_lights(ui.view()).active == "yellow"
     ui.verdict(Verdict(MOVE, move.target + 1))               # the wrong space: nothing
     assert len(ui.session.groups) == 0 and ui.mode == "box"
     t.box_moves()
     assert len(ui.session.groups) == 1 and ui.mode == "turn"
-    assert ui.session.boxes == [move]
+    assert list(ui.session.boxes) == [move]
     assert t.entries[-1]["kind"] == "turn" and "box" in t.entries[-1]
 
 
 def test_the_plan_is_journalled_and_shown_again_after_a_restart():
     t = Table()
     t.set_up("normal", person_first=False)
-    shown = t.ui.box_move
+    shown = t.ui.box.move
     assert t.entries[-1]["kind"] == "plan"
     again = Table(eager=False)
     again.ui.resume(effective(t.entries))
-    assert again.ui.mode == "box" and again.ui.box_move == shown
+    assert again.ui.mode == "box" and again.ui.box.move == shown
     assert again.requests == []                              # no new search: the same move
     again.box_moves()
     assert again.ui.session.boxes[-1] == shown
@@ -139,10 +140,10 @@ def test_the_plan_is_journalled_and_shown_again_after_a_restart():
 def test_undo_of_the_box_turn_shows_the_same_move_again():
     t = Table()
     t.set_up("normal", person_first=False)
-    shown = t.ui.box_move
+    shown = t.ui.box.move
     t.box_moves()
     t.hold("back")
-    assert t.ui.mode == "box" and t.ui.box_move == shown and len(t.requests) == 1
+    assert t.ui.mode == "box" and t.ui.box.move == shown and len(t.requests) == 1
     assert effective(t.entries)[-1]["kind"] == "plan"        # journalled again
 
 
@@ -150,9 +151,9 @@ def test_review_shows_the_box_last_turn_on_the_person_turn():
     t = Table()
     t.set_up("normal", person_first=False)
     t.box_moves()
-    assert "BACK: the box's move again" in build_screen(t.ui).notice
+    assert "BACK: the box's move again" in build_screen(t.ui.view(), t.ui.warnings.values()).notice
     t.press("back")
-    review = build_screen(t.ui)
+    review = build_screen(t.ui.view(), t.ui.warnings.values())
     assert t.ui.mode == "box_review" and review.kind == "box" and review.title.startswith(("Box took", "Box advanced"))
     t.press("ok")
     assert t.ui.mode == "turn" and len(t.ui.session.groups) == 1
@@ -162,20 +163,20 @@ def test_thinking_stale_and_failed_answers():
     t = Table(eager=False)
     t.set_up("normal", person_first=True)
     t.person_moves()
-    assert t.ui.mode == "box" and build_screen(t.ui).lines[0] == "Box is thinking..."
+    assert t.ui.mode == "box" and build_screen(t.ui.view(), t.ui.warnings.values()).lines[0] == "Box is thinking..."
     stale = t.requests[-1]
     t.hold("back")                                           # undo the person's move
     assert t.ui.mode == "turn"
     t.ui.box_answer(stale.key, answer(stale, iterations=10))
-    assert t.ui.box_move is None and len(t.ui.session.groups) == 0
+    assert t.ui.box.move is None and len(t.ui.session.groups) == 0
     t.person_moves()
     t.ui.box_answer(t.requests[-1].key, RuntimeError("out of memory"))
-    screen = build_screen(t.ui)
+    screen = build_screen(t.ui.view(), t.ui.warnings.values())
     assert "RuntimeError: out of memory" in screen.lines and "OK: try again" in screen.lines
     t.press("ok")                                            # asks again
     assert len(t.requests) == 3
     t.answer_now()
-    assert t.ui.box_move is not None
+    assert t.ui.box.move is not None
 
 
 def test_an_answer_that_does_not_fit_the_game_is_refused():
@@ -190,11 +191,11 @@ def test_an_answer_that_does_not_fit_the_game_is_refused():
                    if good.patch is not None else 1)]
     for move in bad:
         t.ui.box_answer(request.key, move)
-        assert t.ui.box_move is None and t.ui.box_problem
-        t.ui.box_waiting = True
+        assert t.ui.box.move is None and t.ui.box.problem
+        t.ui.table.box.waiting = True
     assert all(e["kind"] != "plan" for e in t.entries)      # nothing kept of a refused one
     t.ui.box_answer(request.key, good)
-    assert t.ui.box_move == good and t.entries[-1]["kind"] == "plan"
+    assert t.ui.box.move == good and t.entries[-1]["kind"] == "plan"
 
 
 def test_a_token_already_on_the_target_waits_for_ok_after_the_move_is_shown():
@@ -208,15 +209,15 @@ def test_a_token_already_on_the_target_waits_for_ok_after_the_move_is_shown():
     move = answer(request, iterations=10)
     start = request.state.players[1].position
     ui.verdict(Verdict(MISMATCH, expected=frozenset({start}), wrong=frozenset({move.target})))
-    assert build_screen(ui).kind == "mismatch"               # moved while the box thinks
+    assert build_screen(ui.view(), ui.warnings.values()).kind == "mismatch"               # moved while the box thinks
     t.ui.box_answer(request.key, move)
     ui.verdict(Verdict(MOVE, move.target))                   # the first look: already there
-    screen = build_screen(ui)
+    screen = build_screen(ui.view(), ui.warnings.values())
     assert not ui.session.groups and ui.mode == "box" and screen.kind == "box"
     assert screen.notice == f"Yellow is on {move.target} already" and screen.footer == "OK:DONE"
     assert problems(screen) == []
     t.press("ok")
-    assert ui.session.boxes == [move] and ui.mode == "turn"
+    assert list(ui.session.boxes) == [move] and ui.mode == "turn"
     t.person_moves()
     t.answer_now()
     t.box_moves()                                            # seen first, then moved: taken
@@ -227,7 +228,7 @@ def test_without_a_sensor_ok_twice_carries_out_the_box_turn():
     t = Table()
     t.set_up("easy", person_first=False)
     t.press("ok")
-    assert "OK again: done" in build_screen(t.ui).notice and not t.ui.session.groups
+    assert "OK again: done" in build_screen(t.ui.view(), t.ui.warnings.values()).notice and not t.ui.session.groups
     t.press("ok")
     assert len(t.ui.session.groups) == 1
     t.ui.sensor_status(False, "sensor offline")
@@ -247,11 +248,11 @@ def test_a_hint_in_a_game_of_two_people():
     while t.ui.mode == "deal":
         t.press("ok")
     t.hold("ok")
-    items = t.ui.menu_items()
+    items = t.ui.menu
     assert items[1] == "Ask the box"
     t.press("next")
     t.press("ok")
-    screen = build_screen(t.ui)
+    screen = build_screen(t.ui.view(), t.ui.warnings.values())
     assert t.ui.mode == "hint" and screen.title == "Box would play"
     assert screen.lines[0].startswith("Green: ")
     t.press("ok")
@@ -262,7 +263,7 @@ def test_no_hint_offered_against_the_box():
     t = Table()
     t.set_up("easy")
     t.hold("ok")
-    assert "Ask the box" not in t.ui.menu_items()
+    assert "Ask the box" not in t.ui.menu
 
 
 @pytest.mark.parametrize("game", [0, 1], ids=["patchwork", "express"])
@@ -275,22 +276,22 @@ def test_whole_games_against_the_box_fit_and_replay(game, person_first, free):
     screens = {}
     ui = t.ui
     while ui.mode != "end":
-        screens.setdefault(build_screen(ui), ui.mode)
+        screens.setdefault(build_screen(ui.view(), ui.warnings.values()), ui.mode)
         if ui.mode == "box":
             t.press("ok")                                    # OK once: what to do
-            screens.setdefault(build_screen(ui), "box, OK once")
+            screens.setdefault(build_screen(ui.view(), ui.warnings.values()), "box, OK once")
             t.press("next")
             t.box_moves()
             if ui.mode == "turn":
                 t.press("back")
-                screens.setdefault(build_screen(ui), "review")
+                screens.setdefault(build_screen(ui.view(), ui.warnings.values()), "review")
                 t.press("ok")
         elif ui.mode == "leather":
             t.press(rng.choice(("ok", "next")))
         else:
             t.person_moves(rng)
         assert len(ui.session.groups) < 300
-    screens.setdefault(build_screen(ui), "end")
+    screens.setdefault(build_screen(ui.view(), ui.warnings.values()), "end")
     bad = [f"{where}: {p}" for screen, where in screens.items() for p in problems(screen)]
     assert bad == []
     assert any(s.kind == "box" and s.quilt is not None for s in screens)
@@ -311,12 +312,12 @@ def _box_bought_then_plans():
     for seed in range(3, 30):
         t = Table(seed=seed)
         t.set_up("easy", person_first=False)
-        if t.ui.box_move.patch is None:
+        if t.ui.box.move.patch is None:
             continue
         t.box_moves()
         while t.ui.mode != "box":
             t.person_moves()
-        if t.ui.box_move.patch is not None:
+        if t.ui.box.move.patch is not None:
             entries = effective(t.entries)
             assert [e["kind"] for e in entries][:2] == ["setup", "turn"]
             return entries, 1
@@ -368,9 +369,9 @@ def test_a_damaged_plan_is_never_shown_nor_carried_out():
         replayed = Table(eager=False)
         replayed.ui.resume(entries[:-1] + [{"kind": "plan", "plan": bad}])
         ui = replayed.ui
-        assert ui.mode == "box" and ui.box_move is None, what
+        assert ui.mode == "box" and ui.box.move is None, what
         assert len(replayed.requests) == 1, what                 # asked afresh instead
-        assert build_screen(ui).lines[0] == "Box is thinking...", what
+        assert build_screen(ui.view(), ui.warnings.values()).lines[0] == "Box is thinking...", what
         replayed.press("ok", 2)                                  # nothing to carry out
         assert len(ui.session.groups) == sum(e["kind"] == "turn" for e in entries), what
 
@@ -379,7 +380,7 @@ def test_action_a_of_the_box_names_no_patch_place():
     t = Table(eager=False)
     t.set_up("easy", person_first=False)
     state = t.ui.state
-    seat = t.ui.box_seat()
+    seat = t.ui.box.seat
     advance = BoxMove((ADVANCE,), intents.target_of(state, ADVANCE))
     assert check_move(advance, state, 0, seat) == ""
     assert check_move(BoxMove((ADVANCE,), advance.target, place=2), state, 0, seat)
@@ -405,15 +406,15 @@ def test_a_damaged_plan_never_stops_the_service(tmp_path):
                       planner=planner(iterations=10))
     service.resume()
     service.step()                                           # draws the screen: no TypeError
-    move = service.ui.box_move                               # None, or the search's own
-    assert service.ui.mode == "box"
-    assert move is None or move.group[0] in intents.turn_options(service.ui.state)
+    move = service.view.box.move                               # None, or the search's own
+    assert service.view.mode == "box"
+    assert move is None or move.group[0] in intents.turn_options(service.view.state)
 
 
 def test_check_move_names_each_way_a_box_move_can_contradict_its_game():
     t = Table(eager=False)
     t.set_up("easy", person_first=False)
-    state, seat = t.ui.state, t.ui.box_seat()
+    state, seat = t.ui.state, t.ui.box.seat
     a, b = state.offer[0], state.offer[1]
     mask_a, mask_b = (min(placement_masks(state.spec, p)) for p in (a, b))
     target = intents.target_of(state, Buy(a))
@@ -447,7 +448,7 @@ def _box_moves_twice(seed_range=range(1, 40)):
         for _ in range(30):
             if t.ui.mode == "box":
                 t.answer_now()
-                done = t.ui.box_move
+                done = t.ui.box.move
                 t.box_moves()
                 if t.ui.mode == "box":
                     return t, done
@@ -461,7 +462,7 @@ def _box_moves_twice(seed_range=range(1, 40)):
 def test_undo_back_past_a_box_turn_shows_the_move_it_made_not_a_new_search():
     t = Table()
     t.set_up("normal", person_first=False)
-    made = t.ui.box_move
+    made = t.ui.box.move
     t.box_moves()
     while t.ui.mode != "box":
         t.person_moves()
@@ -470,18 +471,18 @@ def test_undo_back_past_a_box_turn_shows_the_move_it_made_not_a_new_search():
         t.hold("back")                                       # the person's turns
     t.hold("back")                                           # and the box's
     assert t.ui.mode == "box" and not t.ui.session.groups
-    assert t.ui.box_move == made and len(t.requests) == asked  # no new search
-    assert effective(t.entries)[-1] == {"kind": "plan", "plan": t.ui._box_json(made)}
+    assert t.ui.box.move == made and len(t.requests) == asked  # no new search
+    assert effective(t.entries)[-1] == {"kind": "plan", "plan": t.ui.table.box.to_json(made)}
 
 
 def test_undo_while_the_box_thinks_again_keeps_its_undone_move():
     t, done = _box_moves_twice()
     late = t.requests[-1]                                    # its next turn, still thinking
     t.hold("back")                                           # undo the turn just carried out
-    assert t.ui.mode == "box" and t.ui.box_move == done
+    assert t.ui.mode == "box" and t.ui.box.move == done
     t.ui.box_answer(late.key, answer(late, iterations=30))   # the search of the undone state
-    assert t.ui.box_move == done
-    assert effective(t.entries)[-1]["plan"] == t.ui._box_json(done)
+    assert t.ui.box.move == done
+    assert effective(t.entries)[-1]["plan"] == t.ui.table.box.to_json(done)
 
 
 @pytest.mark.parametrize("answered_in_menu", [True, False])
@@ -496,9 +497,9 @@ def test_the_menu_while_the_box_thinks_loses_no_search(answered_in_menu):
     t.press("ok")                                            # "Back to game"
     assert t.ui.mode == "box" and len(t.requests) == 1      # no second search
     if not answered_in_menu:
-        assert build_screen(t.ui).lines[0] == "Box is thinking..."
+        assert build_screen(t.ui.view(), t.ui.warnings.values()).lines[0] == "Box is thinking..."
         t.answer_now()
-    assert t.ui.box_move is not None and t.entries[-1]["kind"] == "plan"
+    assert t.ui.box.move is not None and t.entries[-1]["kind"] == "plan"
 
 
 def test_the_person_moving_on_after_a_pause_revises_the_move_on_the_box_turn():
@@ -529,11 +530,11 @@ def test_the_person_moving_on_after_a_pause_revises_the_move_on_the_box_turn():
         nonlocal now
         watch.reading(frozenset(spaces), now)
         now += 0.2
-        ui.verdict(watch.judge(ui.expectation(), now))
+        ui.verdict(watch.judge(ui.expectation, now))
 
     reading({home, box_at})
     reading({pause, box_at})                                 # the rest on the way
-    assert ui.mode == "box" and ui.session.groups[-1] == (ADVANCE,) and ui.tentative
+    assert ui.mode == "box" and ui.session.groups[-1] == (ADVANCE,) and ui.table.tentative
     target = intents.target_of(state, on[0])
     reading({target, box_at})                                # slid on: the patch
     assert ui.session.groups[-1] == (on[0],)
@@ -582,7 +583,7 @@ def test_the_menu_gives_the_box_no_7x7_its_quilt_does_not_hold():
     t = HoleInTheMiddle(seed=5)
     t.set_up("easy", person_first=True)
     ui = t.ui
-    seat = ui.box_seat()
+    seat = ui.box.seat
     while ui.state.players[seat].empty > 81 - 49 or ui.mode != "turn":
         assert ui.mode != "end", "the box never covered 49 squares"
         if ui.mode == "box":
@@ -594,11 +595,11 @@ def test_the_menu_gives_the_box_no_7x7_its_quilt_does_not_hold():
     assert not ui.session.box_quilt() >> HoleInTheMiddle.CENTRE & 1
     turns = len(ui.session.groups)
     t.hold("ok")
-    t.press("next", ui.menu_items().index("Claim 7x7 tile"))
+    t.press("next", ui.menu.index("Claim 7x7 tile"))
     t.press("ok")
     t.press("next")                                          # Yellow: the box
     t.press("ok")
-    screen = build_screen(ui)
+    screen = build_screen(ui.view(), ui.warnings.values())
     assert len(ui.session.groups) == turns and ui.state.special is None
     assert screen.notice == "Box has no 7x7: it claims its own" and problems(screen) == []
 
@@ -606,44 +607,44 @@ def test_the_menu_gives_the_box_no_7x7_its_quilt_does_not_hold():
 def test_undo_of_the_box_turn_says_what_to_give_back_before_its_move_shows_again():
     t = Table()
     t.set_up("normal", person_first=False)
-    move = t.ui.box_move
+    move = t.ui.box.move
     t.box_moves()
     t.hold("back")
-    screen = build_screen(t.ui)
-    assert t.ui.mode == "box" and t.ui.box_move == move
+    screen = build_screen(t.ui.view(), t.ui.warnings.values())
+    assert t.ui.mode == "box" and t.ui.box.move == move
     assert screen.notice == t.ui.instruction and "back to 0" in screen.notice
     assert problems(screen) == []
     t.press("next")                                          # then the move itself
-    assert build_screen(t.ui).notice == "" and build_screen(t.ui).lines
+    assert build_screen(t.ui.view(), t.ui.warnings.values()).notice == "" and build_screen(t.ui.view(), t.ui.warnings.values()).lines
 
 
 def test_a_token_set_wrong_in_the_box_turn_gets_the_usual_guidance():
     t = Table()
     t.set_up("easy", person_first=False)
-    move = t.ui.box_move
+    move = t.ui.box.move
     wrong = move.target + 2
     t.ui.verdict(Verdict(MISMATCH, expected=frozenset({0}), wrong=frozenset({wrong})))
-    screen = build_screen(t.ui)
+    screen = build_screen(t.ui.view(), t.ui.warnings.values())
     assert screen.kind == "mismatch" and f"Nothing belongs on {wrong}." in screen.lines
-    assert build_lights(t.ui).wrong == frozenset({wrong})
+    assert build_lights(t.ui.view()).wrong == frozenset({wrong})
     assert not t.ui.session.groups
     t.ui.verdict(Verdict(STILL))
-    assert build_screen(t.ui).kind == "box"                  # the instruction again
+    assert build_screen(t.ui.view(), t.ui.warnings.values()).kind == "box"                  # the instruction again
     t.box_moves()
-    assert t.ui.session.boxes == [move]
+    assert list(t.ui.session.boxes) == [move]
 
 
 def test_the_live_feed_says_what_to_do_for_the_box():
     t = Table()
     t.set_up("normal", person_first=False)
-    screen, lights = build_screen(t.ui), build_lights(t.ui)
-    snap = build_snapshot(capture_ui(t.ui, screen, lights), 1, "run")
-    assert f"Yellow to {t.ui.box_move.target}" in snap["instruction"]
-    if t.ui.box_move.patch is not None:
+    screen, lights = build_screen(t.ui.view(), t.ui.warnings.values()), build_lights(t.ui.view())
+    snap = build_snapshot(capture_view(t.ui.view(), t.ui.warnings, screen, lights), 1, "run")
+    assert f"Yellow to {t.ui.box.move.target}" in snap["instruction"]
+    if t.ui.box.move.patch is not None:
         assert sum(line.count("P") for line in snap["oled"]["lines"]) \
-            == bin(t.ui.box_move.mask).count("1")
+            == bin(t.ui.box.move.mask).count("1")
     t.box_moves()
-    snap = build_snapshot(capture_ui(t.ui, build_screen(t.ui), build_lights(t.ui)), 2, "run")
+    snap = build_snapshot(capture_view(t.ui.view(), t.ui.warnings, build_screen(t.ui.view(), t.ui.warnings.values()), build_lights(t.ui.view())), 2, "run")
     assert snap["record"]["meta"]["box_quilt"]["player"] == 0
 
 
@@ -723,7 +724,7 @@ def test_an_undo_while_the_box_thinks_stops_its_search(tmp_path):
     service = Service(fast_config(), Parts(), tmp_path, planner=planner).start()
     try:
         t = Table.__new__(Table)
-        t.ui, t.requests = service.ui, []
+        t.ui, t.requests = ServiceTable(service), []
         service.call(lambda: t.set_up("hard", person_first=True))
         service.call(lambda: t.person_moves())
         assert started.wait(10) and service.call(lambda: t.ui.mode) == "box"
@@ -731,7 +732,7 @@ def test_an_undo_while_the_box_thinks_stops_its_search(tmp_path):
         assert service.call(lambda: len(t.ui.session.groups)) == 0
         assert told.wait(10), "the search was never told to stop"
         assert returned.wait(10), "the search ran on after it was told to stop"
-        assert service.call(lambda: t.ui.box_wanted()) is None
+        assert service.call(lambda: t.ui.box.wanted) is None
     finally:
         service.stop()
 
@@ -744,12 +745,12 @@ def test_the_table_wants_an_answer_only_while_it_would_take_it():
     t.set_up("hard", person_first=True)
     t.person_moves()
     asked = t.requests[-1]
-    assert t.ui.box_wanted() == asked.key
+    assert t.ui.box.wanted == asked.key
     t.hold("ok")                                             # the menu: still wanted
-    assert t.ui.mode == "menu" and t.ui.box_wanted() == asked.key
+    assert t.ui.mode == "menu" and t.ui.box.wanted == asked.key
     t.press("ok")                                            # back to the game
     t.hold("back")                                           # undo the person's turn
-    assert t.ui.box_wanted() is None
+    assert t.ui.box.wanted is None
     hints = Table(eager=False)
     hints.press("ok", 5)
     while hints.ui.mode == "deal":
@@ -757,6 +758,6 @@ def test_the_table_wants_an_answer_only_while_it_would_take_it():
     hints.hold("ok")
     hints.press("next")
     hints.press("ok")                                        # "Ask the box"
-    assert hints.ui.mode == "hint" and hints.ui.box_wanted() == hints.requests[-1].key
+    assert hints.ui.mode == "hint" and hints.ui.box.wanted == hints.requests[-1].key
     hints.press("ok")                                        # left before the answer
-    assert hints.ui.box_wanted() is None
+    assert hints.ui.box.wanted is None

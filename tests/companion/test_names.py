@@ -9,13 +9,13 @@ import pytest
 from firmware_py.companion.buttons import PRESS, Gesture
 from firmware_py.companion.names import NamesError, clean, load_names, offered, save_names
 from firmware_py.companion.screens import build_screen, player_lines
-from firmware_py.companion.ui import TableUI
+from table_helpers import TableRig
 from firmware_py.rules import load_spec, deal
 
 
 def _ui(known):
     entries = []
-    ui = TableUI(entries.append, lambda game: deal(load_spec(game), 5), lambda session: "")
+    ui = TableRig(entries.append, lambda game: deal(load_spec(game), 5), lambda session: "")
     ui.known_names = lambda: list(known)
     return ui, entries
 
@@ -29,17 +29,17 @@ def test_names_are_chosen_at_setup_and_kept_in_journal_and_record():
     ui, entries = _ui(["Anna", "Ben"])
     press(ui, "ok", "ok", "ok")                      # Patchwork, 2014 board, Green starts
     assert ui.mode == "setup_names"
-    screen = build_screen(ui)
+    screen = build_screen(ui.view(), ui.warnings.values())
     assert (screen.title, screen.options) == ("Green player is", ("Green", "Anna", "Ben"))
     press(ui, "next", "ok")                          # Green is Anna
-    screen = build_screen(ui)
+    screen = build_screen(ui.view(), ui.warnings.values())
     assert (screen.title, screen.options) == ("Yellow player is", ("Yellow", "Ben"))
     press(ui, "back")                                # back to Green's name
-    assert build_screen(ui).title == "Green player is"
+    assert build_screen(ui.view(), ui.warnings.values()).title == "Green player is"
     press(ui, "next", "ok", "next", "ok")            # Anna, then Ben
     assert ui.mode == "setup_layout"
     press(ui, "back")                                # back to Yellow's name
-    assert build_screen(ui).title == "Yellow player is"
+    assert build_screen(ui.view(), ui.warnings.values()).title == "Yellow player is"
     press(ui, "next", "ok", "next", "ok")            # Ben, free layout
     assert ui.mode == "turn"
     assert ui.session.setup.names == ("Anna", "Ben")
@@ -113,7 +113,7 @@ def test_a_finished_game_reaches_the_history_under_the_chosen_names(tmp_path):
     companion = start_companion(demo_config(fast=True), folder=tmp_path)
     try:
         hands = Hands(companion, timeout=15)
-        state = companion.service.call(lambda: companion.service.ui.state)
+        state = companion.service.call(lambda: companion.service.view.state)
         hands.place_tokens([p.position for p in state.players])
         hands.await_board({p.position for p in state.players})
         player = TablePlayer(hands, record)

@@ -1,6 +1,6 @@
 """Every screen and message the table shows fits the 128x64 OLED whole.
 
-The real TableUI is driven by button gestures and token verdicts through
+The real TableRig is driven by button gestures and token verdicts through
 every mode (setup, deal, turns, confirm, leather, menu, corrections, the end)
 in whole games of both kinds, both colours starting, dealt and free layouts;
 the notices are also built for every event combination one move can produce,
@@ -21,7 +21,7 @@ from firmware_py.companion.buttons import HOLD, PRESS, Gesture
 from firmware_py.companion.model import Screen
 from firmware_py.companion.screens import build_screen
 from firmware_py.companion.tokens import MISMATCH, MOVE, ONTO, Verdict
-from firmware_py.companion.ui import TableUI
+from table_helpers import TableRig
 from firmware_py.rules import (Advance, Buy, ButtonsEarned, IncomePaid, LeatherDiscarded,
                                LeatherPlaced, LeatherWon, PatchBought, SpecialTileAwarded,
                                TokenMoved, deal, legal_actions, load_spec)
@@ -39,8 +39,8 @@ class Seen:
     def __init__(self):
         self.screens: dict[Screen, str] = {}
 
-    def look(self, ui: TableUI, where: str) -> Screen:
-        screen = build_screen(ui)
+    def look(self, ui: TableRig, where: str) -> Screen:
+        screen = build_screen(ui.view(), ui.warnings.values())
         self.screens.setdefault(screen, where)
         return screen
 
@@ -53,21 +53,21 @@ class Seen:
         return out
 
 
-def press(ui: TableUI, button: str, times: int = 1) -> None:
+def press(ui: TableRig, button: str, times: int = 1) -> None:
     for _ in range(times):
         ui.gesture(Gesture(button, PRESS))
 
 
-def hold(ui: TableUI, button: str) -> None:
+def hold(ui: TableRig, button: str) -> None:
     ui.gesture(Gesture(button, HOLD))
 
 
-def new_ui(seed: int) -> TableUI:
-    return TableUI(lambda _body: None, lambda game: deal(load_spec(game), seed),
+def new_ui(seed: int) -> TableRig:
+    return TableRig(lambda _body: None, lambda game: deal(load_spec(game), seed),
                    lambda _session: "/var/lib/patchwork-companion/records/2026-12-01-1400.json")
 
 
-def start(ui: TableUI, seen: Seen, game: int, board: int, first: int, free: bool) -> None:
+def start(ui: TableRig, seen: Seen, game: int, board: int, first: int, free: bool) -> None:
     """Walk the setup questions (looking at each, with each option under the cursor)."""
     for count, choice, label in ((2, game, "which game"), (2, board, "time board"),
                                  (2, first, "who starts"), (2, int(free), "layout")):
@@ -88,7 +88,7 @@ def start(ui: TableUI, seen: Seen, game: int, board: int, first: int, free: bool
     assert ui.mode in ("turn", "leather")
 
 
-def survey_turn(ui: TableUI, seen: Seen, rng: random.Random) -> None:
+def survey_turn(ui: TableRig, seen: Seen, rng: random.Random) -> None:
     """Look at the turn screen with each option under the cursor, a refusal,
     an armed choice, a confirm question and a mismatch, then leave it as it was."""
     state = ui.state
@@ -125,7 +125,7 @@ def survey_turn(ui: TableUI, seen: Seen, rng: random.Random) -> None:
         ui.verdict(Verdict("still"))
 
 
-def survey_readings(ui: TableUI, seen: Seen, targets: list[int]) -> None:
+def survey_readings(ui: TableRig, seen: Seen, targets: list[int]) -> None:
     """The first "1 move or 2?" this turn allows (a stop on a target, then a space
     that one move or several reach): each reading under the cursor, then BACK."""
     state = ui.state
@@ -134,7 +134,7 @@ def survey_readings(ui: TableUI, seen: Seen, targets: list[int]) -> None:
             found = intents.readings(state, (stop,), space)
             if len(found) > 1 and len(found[-1]) > 1:
                 ui.verdict(Verdict(MOVE, space, stops=(stop,)))
-                assert ui.mode == "confirm" and ui.readings == found
+                assert ui.mode == "confirm" and list(ui.readings) == found
                 for _ in found:
                     seen.look(ui, "one move or two")
                     press(ui, "next")
@@ -142,7 +142,7 @@ def survey_readings(ui: TableUI, seen: Seen, targets: list[int]) -> None:
                 return
 
 
-def play_turn(ui: TableUI, rng: random.Random) -> None:
+def play_turn(ui: TableRig, rng: random.Random) -> None:
     """Make one legal move the way the table does: NEXT to it, OK, OK."""
     state = ui.state
     legal = [a for a in legal_actions(state) if isinstance(a, (Buy, Advance))]
@@ -155,10 +155,10 @@ def play_turn(ui: TableUI, rng: random.Random) -> None:
         press(ui, "ok")
 
 
-def survey_menu(ui: TableUI, seen: Seen) -> None:
+def survey_menu(ui: TableRig, seen: Seen) -> None:
     """Every menu entry and the questions behind them (all left with BACK)."""
     hold(ui, "ok")
-    items = ui.menu_items()
+    items = ui.menu
     for _ in items:
         seen.look(ui, "menu")
         press(ui, "next")
@@ -184,7 +184,7 @@ def survey_menu(ui: TableUI, seen: Seen) -> None:
 
 
 def play_game(seen: Seen, seed: int, game: int, first: int, free: bool, board: int = 0,
-              end_early: bool = False) -> TableUI:
+              end_early: bool = False) -> TableRig:
     rng = random.Random(seed)
     ui = new_ui(seed)
     start(ui, seen, game, board, first, free)
@@ -210,7 +210,7 @@ def play_game(seen: Seen, seed: int, game: int, first: int, free: bool, board: i
         ui.warnings.clear()
         if end_early and turn == 9:
             hold(ui, "ok")
-            press(ui, "next", ui.menu_items().index("End game now"))
+            press(ui, "next", ui.menu.index("End game now"))
             press(ui, "ok")
             press(ui, "next")
             press(ui, "ok")
@@ -271,25 +271,25 @@ def test_every_notice_and_undo_message_fits(game, colours):
     state = ui.state
     for events in _events_of_one_move():
         player = next(e.player for e in events)
-        ui.instruction = intents.notices(events, colours)
+        ui.table.instruction = intents.notices(events, colours)
         if isinstance(events[0], (LeatherPlaced, LeatherDiscarded)):
             assert ui.instruction == ""      # the leather patch was taken with the move
             continue
         assert ui.instruction.startswith(colours[player].capitalize() + ": ")
         for tip in ("", "Dotted picture: can't buy it now"):
-            ui.tip = tip
+            ui.table.tip = tip
             seen.look(ui, "notice")
             ui.warnings["sensor"] = "sensor offline"
             seen.look(ui, "notice + warning")
             ui.warnings.clear()
-        ui.tip = ""
-        ui.instruction = intents.undo_notice(events, state, colours, player)
+        ui.table.tip = ""
+        ui.table.instruction = intents.undo_notice(events, state, colours, player)
         assert ui.instruction.startswith(colours[player].capitalize() + ": ")
         seen.look(ui, "undo")
-        ui.mode = "end"
-        ui.instruction = intents.notices(events, colours)
+        ui.table.mode = "end"
+        ui.table.instruction = intents.notices(events, colours)
         seen.look(ui, "end")
-        ui.mode = "turn"
+        ui.table.mode = "turn"
     assert len(seen.screens) > 50
     assert seen.bad() == []
 
@@ -320,11 +320,11 @@ def test_cursor_moves_on_the_turn_screen_change_one_display_page() -> None:
     bar under a card and, for the advance, the legend ("OK:advance to 2")."""
     ui = new_ui(3)
     start(ui, Seen(), 0, 0, 0, False)
-    before = build_screen(ui)
+    before = build_screen(ui.view(), ui.warnings.values())
     footers = []
     for _ in intents.turn_options(ui.state):
         press(ui, "next")
-        after = build_screen(ui)
+        after = build_screen(ui.view(), ui.warnings.values())
         footers.append(after.footer)
         box = ImageChops.difference(render(before).convert("L"),
                                     render(after).convert("L")).getbbox()

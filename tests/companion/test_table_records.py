@@ -40,7 +40,7 @@ def test_corrections_are_saved_where_made_and_replay_to_the_tally_shown(tmp_path
     try:
         driver = TableDriver(service, clock, record)
         driver.play(stop_when=lambda v: len(v.moves) >= 4)
-        yellow = service.call(lambda: service.ui.session.setup.colours.index(YELLOW))
+        yellow = service.call(lambda: service.view.session.setup.colours.index(YELLOW))
         before = driver.view().state.players[yellow].buttons
         _correct(driver, YELLOW, +3)
         _correct(driver, GREEN, -2)

@@ -44,3 +44,10 @@ def test_the_config_checks_the_sensor_map_with_the_sensors_parser(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_config(path)
     assert "sensor.map: sensor map '1-53' gives 53 channels but the board has 54" in str(err.value)
+
+
+def test_a_map_may_be_a_list_of_channels():
+    m = ChannelMap.parse(list(range(29, -1, -1)), 29)
+    assert m.channel_of(0) == 29 and m.spaces(frozenset({29})) == frozenset({0})
+    with pytest.raises(ValueError, match="must be a whole number"):
+        ChannelMap.parse(list(range(29)) + ["x"], 29)

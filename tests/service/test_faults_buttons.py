@@ -20,14 +20,14 @@ from test_faults_rig import game_view, wait_until
 
 def record_gestures(service) -> list[Gesture]:
     """Every gesture the loop classifies from now on, in order."""
-    ui = service.ui
+    table = service.table
     seen: list[Gesture] = []
-    original = ui.gesture
+    original = table.gesture
 
-    def gesture(g):
+    def gesture(g, *args, **kwargs):
         seen.append(g)
-        original(g)
-    service.call(lambda: setattr(ui, "gesture", gesture))
+        return original(g, *args, **kwargs)
+    service.call(lambda: setattr(table, "gesture", gesture))
     return seen
 
 
@@ -72,9 +72,9 @@ class SteppedFinger:
         self.panel = ButtonPanel(self.pins, self.table.service.post, self.table.clock,
                                  pin_factory=self.factory)
         self.seen: list[Gesture] = []
-        ui = self.table.service.ui
-        original = ui.gesture
-        ui.gesture = lambda g: (self.seen.append(g), original(g))
+        table = self.table.service.table
+        original = table.gesture
+        table.gesture = lambda g, *args, **kwargs: (self.seen.append(g), original(g, *args, **kwargs))[1]
 
     def _chatter(self, pin, down: bool) -> None:
         """Bounce 2-4 times within 3 ms of clock time, ending ``down`` (pressed = low)."""
@@ -144,8 +144,8 @@ def test_buttons_mashed_during_a_prompt_with_a_slow_display_do_only_what_they_sa
         assert game_view(service)[0] == 1 and service.status.mode == "turn"
         companion.parts.sim_sensor.command("move", token=1, to=2, style="slide")
         wait_until(lambda: service.status.mode == "confirm", "the question")
-        candidates, cursor = service.call(lambda: (list(service.ui.candidates),
-                                                   service.ui.cursor))
+        candidates, cursor = service.call(lambda: (list(service.view.candidates),
+                                                   service.view.cursor))
         assert len(candidates) == 2
         taps = rng.randint(5, 9)
         for _ in range(taps):

@@ -55,9 +55,9 @@ def resumed(folder: Path, record=RECORD):
     """(problems, warning, turns, moves) of a service started on ``folder``."""
     service = service_for(folder, record)
     try:
-        turns, moves = service.call(lambda: (len(service.ui.session.groups),
-                                             list(service.ui.session.record().moves))
-                                    if service.ui.session else (0, []))
+        turns, moves = service.call(lambda: (len(service.view.session.groups),
+                                             list(service.view.session.record().moves))
+                                    if service.view.session else (0, []))
         return list(service.problems), service.status.screen.warning, turns, moves
     finally:
         service.stop()
@@ -204,7 +204,7 @@ def test_a_power_cut_between_the_end_and_the_record_files_the_game_on_restart(tm
     for _ in range(2):                                       # and never twice
         service = service_for(folder, EXPRESS_RECORD)
         try:
-            again = Path(service.call(lambda: service.ui.saved_to))
+            again = Path(service.call(lambda: service.view.saved_to))
         finally:
             service.stop()
         assert again == saved and replay(parse_record(again.read_text()))[1].scores == \
@@ -229,7 +229,7 @@ def test_a_journal_whose_game_id_is_no_file_name_files_the_game_inside_records(t
         forged.append(body)
     service = service_for(folder, EXPRESS_RECORD)
     try:
-        saved = Path(service.call(lambda: service.ui.saved_to))
+        saved = Path(service.call(lambda: service.view.saved_to))
     finally:
         service.stop()
     assert saved.parent == folder / "records" and saved.name.startswith("game-")
@@ -434,7 +434,7 @@ def test_a_disk_that_refuses_at_the_end_saves_the_record_by_itself_later(disk, r
             else True
         disk.allow()
         driver.later(RETRY_S + 0.1)
-        saved = service.call(lambda: service.ui.saved_to)
+        saved = service.call(lambda: service.view.saved_to)
         assert service.status.screen.warning == ""
     finally:
         service.stop()

@@ -85,9 +85,9 @@ def still_plays(companion) -> None:
     """The loop answers and a button still changes the game (NEXT chooses a patch)."""
     from firmware_py.sim.hands import Hands
     service = companion.service
-    before = service.call(service.ui.selected)
+    before = service.call(lambda: service.view.selected())
     Hands(companion, press_s=0.03).press("next")
-    assert service.call(service.ui.selected) != before
+    assert service.call(lambda: service.view.selected()) != before
     wait_until(lambda: "sensor" not in warning(companion), "the sensor online")
     assert game_view(service)[2] == "turn"
 

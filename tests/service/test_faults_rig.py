@@ -33,7 +33,7 @@ from firmware_py.companion import intents
 from firmware_py.companion.journal import Journal
 from firmware_py.companion.model import GREEN, YELLOW
 from firmware_py.companion.session import Setup
-from firmware_py.companion.ui import GAMES
+from firmware_py.companion.table_setup import GAMES
 from firmware_py.config import validate
 from firmware_py.hw.backends import Parts, build_parts
 from firmware_py.hw.parts import RawButton
@@ -154,7 +154,7 @@ class TableDriver:
     def view(self) -> SimpleNamespace:
         """The UI as the loop sees it now."""
         def grab():
-            ui = self.service.ui
+            ui = self.service.view
             session = ui.session
             return SimpleNamespace(
                 mode=ui.mode, cursor=ui.cursor, session=session is not None,
@@ -163,7 +163,7 @@ class TableDriver:
                 state=ui.state, candidates=list(ui.candidates), intent=ui.intent, armed=ui.armed,
                 saved_to=ui.saved_to, colours=session.setup.colours if session else None,
                 circle=tuple(session.setup.circle) if session else None,
-                menu=ui.menu_items() if session is not None and ui.mode == "menu" else [])
+                menu=ui.menu if session is not None and ui.mode == "menu" else [])
         return self.service.call(grab)
 
     # ----- the world -----------------------------------------------------------------------
@@ -349,14 +349,14 @@ def start_table(tmp_path: Path, record: GameRecord | None = None, *, turns: int 
                         on_oled_frame=on_oled_frame, on_led_frame=on_led_frame)
     service = Service(cfg, parts, folder, deal=lambda game: (record.circle, record.blue or ()))
     holder["service"] = service
-    service.ui.sensor_status(False, "sensor: connecting")
+    service.sensor_status(False, "sensor: connecting")
     service.start()
     link = SensorLink(ports or parts.sensor_ports, cfg["sensor"]["baud"], service.post,
                       time.monotonic)
     link.start()
     companion = Companion(service, parts, link)
     if set_up and parts.sim_sensor is not None:
-        state = service.call(lambda: service.ui.state)
+        state = service.call(lambda: service.view.state)
         place(companion, [p.position for p in state.players])
     return companion
 
@@ -385,8 +385,8 @@ def board_seen(companion: Companion, spaces, timeout: float = 5.0) -> None:
 
 def game_view(service: Service) -> tuple:
     """(turns accepted, record moves so far, mode) as the loop sees them now."""
-    return service.call(lambda: (len(service.ui.session.groups), list(service.ui.session.record().moves),
-                                 service.ui.mode))
+    return service.call(lambda: (len(service.view.session.groups), list(service.view.session.record().moves),
+                                 service.view.mode))
 
 
 # ----------------------------------------------------------------- the power-cut child

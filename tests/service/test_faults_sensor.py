@@ -212,7 +212,7 @@ def test_a_stuck_sensor_gets_guidance_never_a_move_and_the_buttons_still_play(ta
     time.sleep(0.3)
     assert turns(companion) == 1                            # no move out of that reading
     hands.press("next", 4)                                  # NEXT to "advance" (3 patches first)
-    assert service.call(lambda: service.ui.intent) is not None
+    assert service.call(lambda: service.view.intent) is not None
     hands.press("ok")
     hands.press("ok")                                       # OK twice: the buttons decide
     wait_until(lambda: turns(companion) == 2, "the turn entered with the buttons")

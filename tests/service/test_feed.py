@@ -13,9 +13,9 @@ from PIL import Image
 
 from firmware_py.service.assembly import start_companion
 from firmware_py.companion.screens import build_lights, build_screen
-from firmware_py.companion.ui import TableUI
+from table_helpers import TableRig
 from firmware_py.sim.demo import demo_config
-from firmware_py.service.feed import FeedPublisher, build_snapshot, capture_ui, feed_dir
+from firmware_py.service.feed import FeedPublisher, build_snapshot, capture_view, feed_dir
 from firmware_py.web.feed import FeedSubscriber, read_live
 from firmware_py.rules import parse_record, replay, tally
 from firmware_py.sim.hands import Hands
@@ -24,13 +24,13 @@ from table_helpers import ui_after
 from test_faults_rig import GOLDEN_RECORDS, wait_until
 
 
-def _ui_after(record, turns: int) -> TableUI:
+def _ui_after(record, turns: int) -> TableRig:
     """A table UI resumed ``turns`` turn groups into ``record`` (no hardware)."""
     return ui_after(record, turns)
 
 
 def _capture(ui):
-    return capture_ui(ui, build_screen(ui), build_lights(ui))
+    return capture_view(ui.view(), ui.warnings, build_screen(ui.view(), ui.warnings.values()), build_lights(ui.view()))
 
 
 def test_snapshot_carries_the_table_exactly():
@@ -53,7 +53,7 @@ def test_snapshot_carries_the_table_exactly():
             (player.position, player.buttons, player.income, player.empty)
         assert row["score"] == tally(state).scores[i]
         assert row["name"] == colours[i].capitalize()
-    screen = build_screen(ui)
+    screen = build_screen(ui.view(), ui.warnings.values())
     png = Image.open(io.BytesIO(base64.b64decode(snap["oled"]["png"])))
     assert png.size == (128, 64)
     assert png.convert("1").tobytes() == render(screen).tobytes()

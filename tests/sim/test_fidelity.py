@@ -35,7 +35,7 @@ def start(folder, seed: int) -> tuple[Table, People]:
 
 def moves(table: Table) -> list:
     """The record moves the companion holds now."""
-    return list(table.service.ui.session.record().moves)
+    return list(table.service.view.session.record().moves)
 
 
 def lift(table: Table, who: int, to: int, air: float = 0.3, after: float = 0.5) -> None:
@@ -173,7 +173,6 @@ def test_pause_mid_slide_never_applies_to_the_last_move_of_the_game(tmp_path):
     assert table.screen.title == "Which move?" and table.screen.options == ("advance",)
     table.press("ok")
     assert table.screen.kind == "end" and table.service.status.saved_to
-    assert table.service.ui.tentative is None
     assert without_play_time(Journal(tmp_path).load().entries[-2]) == {"kind": "turn",
                                                                         "moves": ["advance"]}
     assert moves(table) == list(untracked_copy(record).moves)

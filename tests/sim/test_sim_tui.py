@@ -26,7 +26,7 @@ from textual.widgets import Static
 from firmware_py.companion import intents
 from firmware_py.companion.journal import Journal
 from firmware_py.companion.model import GREEN, YELLOW, PatchCard, PlayerLine, Screen
-from firmware_py.companion.ui import TableUI
+from table_helpers import TableRig
 from firmware_py.config import validate
 from firmware_py.rules import (ADVANCE, Buy, ButtonsEarned, IncomePaid, LeatherWon, PatchBought,
                                PlaceLeather, apply, legal_actions)
@@ -364,9 +364,9 @@ def _sim_command(out: Path, config: Path) -> list[str]:
     return [sys.executable, *module, "--config", str(config), "--out", str(out), "--seed", "5"]
 
 
-def _table(folder: Path) -> TableUI:
+def _table(folder: Path) -> TableRig:
     """The game as the journal holds it (read from the side, never written)."""
-    ui = TableUI(lambda _body: None, None, lambda _session: "")
+    ui = TableRig(lambda _body: None, None, lambda _session: "")
     ui.resume(Journal(folder).load().entries)
     return ui
 

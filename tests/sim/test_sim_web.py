@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from table_helpers import LiveView
+
 from firmware_py.companion import intents
 from firmware_py.config import validate
 from firmware_py.rules import parse_record
@@ -348,7 +350,7 @@ def _set_up_express(player) -> None:
 
 
 def _confirm(player, action) -> None:
-    ui = player.hands.service.ui
+    ui = LiveView(player.hands.service)
     candidates, cursor = player.hands.service.call(lambda: (list(ui.candidates), ui.cursor))
     for _ in range((candidates.index(action) - cursor) % len(candidates)):
         player.button("press", "next")
@@ -361,8 +363,8 @@ def _turn(player, index: int, undo: bool) -> bool:
     move is undone with a hold of BACK and the token put back. True when undone."""
     h = player.hands
     service = h.service
-    state = service.call(lambda: service.ui.state)
-    colour = service.ui.session.setup.colours[state.to_move]
+    state = service.call(lambda: service.view.state)
+    colour = service.view.session.setup.colours[state.to_move]
     action = _policy(state)
     start, target = state.players[state.to_move].position, intents.target_of(state, action)
     _choose(player, intents.turn_options(state).index(action) + 1)
@@ -397,8 +399,8 @@ def _knock_and_tidy(player) -> None:
     """Knock the waiting player's token off its space; the box asks to check the board;
     Tidy puts it back."""
     h = player.hands
-    state = h.service.call(lambda: h.service.ui.state)
-    waiting = h.service.ui.session.setup.colours[1 - state.to_move]
+    state = h.service.call(lambda: h.service.view.state)
+    waiting = h.service.view.session.setup.colours[1 - state.to_move]
     player.knock(waiting)
     h.wait(lambda s: s.screen.kind == "mismatch", "CHECK THE BOARD")
     player.seen("mismatch")
@@ -530,7 +532,7 @@ def test_against_the_box_with_mouse_and_keys(tmp_path):
     from selenium.webdriver.common.keys import Keys
 
     from firmware_py.ai.table import planner
-    from firmware_py.companion.ui import PLAYERS
+    from firmware_py.companion.table_setup import PLAYERS
     table = open_table(validate(FAST), tmp_path / "box", seed=11, planner=planner(iterations=40))
     driver, profile = chromium()
     try:
@@ -691,7 +693,7 @@ def test_the_other_screens_on_a_phone(tmp_path, phone):
         def from_menu(item: str, mode: str) -> None:
             page.button("hold", "ok")
             h.wait(lambda s: s.mode == "menu", "the menu")
-            _choose(page, h.service.call(h.service.ui.menu_items).index(item))
+            _choose(page, h.service.call(lambda: h.service.view.menu).index(item))
             h.wait(lambda s: s.mode == mode, mode, timeout=30)
             page.seen(mode)
         from_menu("Claim 7x7 tile", "claim")
@@ -721,7 +723,7 @@ def _box_game(page) -> str:
     """Express against the box (easy), the person green and first: the person's turns
     chosen with NEXT/OK and the token tapped to its space, the box's carried out by
     dragging its yellow token to the space its screen names. Returns the record's path."""
-    from firmware_py.companion.ui import PLAYERS
+    from firmware_py.companion.table_setup import PLAYERS
     h = page.hands
     h.wait(lambda s: s.mode == "setup_game", "the game question")
     _choose(page, 1)                                         # Express

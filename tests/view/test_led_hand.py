@@ -150,9 +150,9 @@ def strip_service(tmp_path):
 def test_the_light_follows_a_slide_before_the_move_is_taken(strip_service):
     service, clock, driver, frames = strip_service
     driver.play(stop_when=lambda v: v.mode == "turn")
-    state = service.call(lambda: service.ui.state)
+    state = service.call(lambda: service.view.state)
     mover, other = state.to_move, 1 - state.to_move
-    colour = service.call(lambda: service.ui.session.setup.colours[mover])
+    colour = service.call(lambda: service.view.session.setup.colours[mover])
     home, there = state.players[mover].position, state.players[other].position
     driver.reading({home, there}, driver.stable_s + 0.05)             # the board as the game
     target = max(intents.target_of(state, a) for a in intents.turn_options(state))
@@ -185,16 +185,16 @@ def test_a_heartbeat_repeating_the_board_changes_nothing(strip_service, monkeypa
     from firmware_py.service import loop as service_module
     service, clock, driver, frames = strip_service
     driver.play(stop_when=lambda v: v.mode == "turn")
-    state = service.call(lambda: service.ui.state)
+    state = service.call(lambda: service.view.state)
     board = {p.position for p in state.players}
     driver.reading(board, driver.stable_s + 0.05)
     assert service.parts.strip.flush()
     builds = [0]
     real = service_module.build_screen
 
-    def counting(ui):
+    def counting(*args):
         builds[0] += 1
-        return real(ui)
+        return real(*args)
     monkeypatch.setattr(service_module, "build_screen", counting)
     submitted = []
     monkeypatch.setattr(service.parts.strip, "submit", lambda *a, **k: submitted.append(a))
@@ -211,7 +211,7 @@ def test_a_heartbeat_repeating_the_board_changes_nothing(strip_service, monkeypa
 def test_the_loop_sleeps_until_an_event_when_nothing_is_due(strip_service):
     service, clock, driver, frames = strip_service
     driver.play(stop_when=lambda v: v.mode == "turn")
-    state = service.call(lambda: service.ui.state)
+    state = service.call(lambda: service.view.state)
     driver.reading({p.position for p in state.players}, 0.0)
     driver.later(5.0)                                                 # past every deadline
     assert service.parts.strip.flush()

@@ -70,11 +70,11 @@ def test_the_badge_joins_the_overlap_check():
 
 def test_the_table_shows_the_short_cause_of_a_sensor_exception():
     from firmware_py.companion.screens import build_screen
-    from firmware_py.companion.ui import TableUI
+    from table_helpers import TableRig
     from firmware_py.rules import deal, load_spec
-    ui = TableUI(lambda _body: None, lambda game: deal(load_spec(game), 1), lambda _s: "x.json")
+    ui = TableRig(lambda _body: None, lambda game: deal(load_spec(game), 1), lambda _s: "x.json")
     ui.sensor_status(False, "sensor offline: device lost (SerialException: device reports "
                             "readiness to read but returned no data)")
-    screen = build_screen(ui)
+    screen = build_screen(ui.view(), ui.warnings.values())
     assert screen.warning == "sensor unplugged"
     assert problems(screen) == []

@@ -213,7 +213,7 @@ def test_the_menu_on_the_box_gets_a_pin_while_strangers_are_held_off(site):
         snap = pub.publish(_capture(ui))
         wait_until(lambda: (hub.snapshot or {}).get("seq") == snap["seq"], "the first snapshot")
         hold(ui, "ok")
-        press(ui, "next", ui.menu_items().index("Web PIN"))
+        press(ui, "next", ui.menu.index("Web PIN"))
         press(ui, "ok")
         assert ui.mode == "turn" and ui.pin_asked == 1
         pub.publish(_capture(ui))

@@ -65,17 +65,17 @@ def test_the_live_page_follows_a_game_on_the_sim_backend(tmp_path, browser):
     companion, done = _table_mid_game(tmp_path / "journal", record, 9, feed)
     try:
         hands = Hands(companion, timeout=15)
-        state = companion.service.call(lambda: companion.service.ui.state)
+        state = companion.service.call(lambda: companion.service.view.state)
         hands.place_tokens([p.position for p in state.players])
         hands.await_board({p.position for p in state.players})
         with ServerThread(make_app(feed, None, tmp_path / "names.json")) as server:
             browser.get(server.url + "/")
-            colours = companion.service.ui.session.setup.colours
+            colours = companion.service.view.session.setup.colours
             mover = colours[state.to_move]
             _wait(browser, lambda d: _cell(d, mover, "score") != "", "the players' table")
             before = {c: (_cell(browser, c, "score"), _cell(browser, c, "position")) for c in colours}
             turn_before = browser.find_element(By.ID, "turn").text
-            assert turn_before == f"turn {len(companion.service.ui.session.groups) + 1}"   # the one being played
+            assert turn_before == f"turn {len(companion.service.view.session.groups) + 1}"   # the one being played
             assert browser.find_element(By.ID, "to-move").text == f"{mover.capitalize()}'s turn"
             offer = browser.find_elements(By.CSS_SELECTOR, "#offer img")
             assert [i.get_attribute("alt") for i in offer] == [f"patch {p}" for p in state.offer[:3]]
@@ -86,8 +86,8 @@ def test_the_live_page_follows_a_game_on_the_sim_backend(tmp_path, browser):
             plan = untracked_copy(record).moves
             player = TablePlayer(hands, record)
             player.step(done, plan[done])                      # the next move, by hand
-            after_state = companion.service.call(lambda: companion.service.ui.state)
-            want_turn = f"turn {len(companion.service.ui.session.groups) + 1}"   # the one being played
+            after_state = companion.service.call(lambda: companion.service.view.state)
+            want_turn = f"turn {len(companion.service.view.session.groups) + 1}"   # the one being played
             _wait(browser, lambda d: d.find_element(By.ID, "turn").text == want_turn,
                   "the turn number to change")
             score = str(after_state.players[state.to_move].buttons

@@ -15,8 +15,8 @@ import pytest
 from conftest import needs
 
 from firmware_py.companion.screens import build_lights, build_screen
-from firmware_py.companion.ui import TableUI
-from firmware_py.service.feed import FeedPublisher, capture_ui
+from table_helpers import TableRig
+from firmware_py.service.feed import FeedPublisher, capture_view
 from firmware_py.web.library import Library
 from firmware_py.web.server import make_app
 from table_helpers import ui_after
@@ -64,7 +64,7 @@ def _overflow(driver) -> int:
         " - window.innerWidth")
 
 
-def _ui_after(record, turns: int, free: bool = False) -> TableUI:
+def _ui_after(record, turns: int, free: bool = False) -> TableRig:
     return ui_after(record, turns, free=free)
 
 
@@ -72,7 +72,7 @@ def _publish(folder, ui) -> dict:
     publisher = FeedPublisher(folder)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "feed").mkdir(exist_ok=True, mode=0o750)
-    snap = publisher.publish(capture_ui(ui, build_screen(ui), build_lights(ui)))
+    snap = publisher.publish(capture_view(ui.view(), ui.warnings, build_screen(ui.view(), ui.warnings.values()), build_lights(ui.view())))
     publisher._sock.close()
     return snap
 
@@ -143,7 +143,7 @@ def test_the_live_page_during_the_deal_and_in_a_free_layout(tmp_path, browser):
     from selenium.webdriver.common.by import By
     from firmware_py.companion.buttons import PRESS, Gesture
     from firmware_py.rules import deal, load_spec
-    ui = TableUI(lambda body: 0, lambda game: deal(load_spec(game), 3), lambda s: "")
+    ui = TableRig(lambda body: 0, lambda game: deal(load_spec(game), 3), lambda s: "")
     for button in ("ok", "ok", "ok", "ok", "ok"):        # Patchwork, 2014, two players, green
         ui.gesture(Gesture(button, PRESS))
         if ui.mode == "deal":
