@@ -33,45 +33,31 @@ Loading never raises for bad content: every intact entry of both files is
 used (a damaged line in the middle costs only that line, and not even that
 when the next line repeats it); what was skipped, where, and any turns that
 could not be recovered ("turns 16-20 lost; resumed at turn 15") are reported.
+
+This module writes the files and keeps damaged ones aside (quarantine); the line
+and snapshot format with its checksums is :mod:`.journal_format`, reading the
+folder back :mod:`.journal_reading`, the write errors :mod:`.journal_errors`.
 """
 from __future__ import annotations
 
-import errno
-import json
 import os
-import re
-import zlib
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..disk import fsync_dir, make_folder, remove_temporaries, write_durably
-from ..rules import jsonsafe
+from .journal_errors import REASONS, JournalError, reason_of
+from .journal_format import effective, encode_line, encode_snapshot, parse_line
+from .journal_format import legacy_crc as _legacy_crc  # noqa: F401  (journals of older versions)
+from .journal_reading import Loaded, Reading, lost_text, merge, read_journal, read_snapshot, report
+
+__all__ = ["JOURNAL", "QUARANTINE", "QUARANTINE_BYTES", "QUARANTINE_FILES", "REASONS", "SNAPSHOT",
+           "TEMPORARY", "Journal", "JournalError", "Loaded", "effective", "lost_text", "parse_line",
+           "reason_of", "writable_error", "writable_problem"]
 
 JOURNAL, SNAPSHOT, QUARANTINE = "journal.jsonl", "snapshot.json", "quarantine"
 TEMPORARY = ("journal.tmp", "snapshot.tmp")   # the temporary names of older versions
-MAX_NESTING = 64            # deeper JSON than this in a journal line is damage, not data
 QUARANTINE_FILES = 32       # quarantine/ keeps at most this many files (the newest) ...
 QUARANTINE_BYTES = 64 << 20  # ... of at most this many bytes in all (the newest always stays)
-REASONS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk full", errno.EROFS: "read-only",
-           errno.EACCES: "not writable", errno.EPERM: "not writable", errno.EIO: "disk error"}
-
-
-class JournalError(OSError):
-    """The journal could not be written (disk full, read-only, failing, vanished folder).
-
-    ``reason``: a short cause ("disk full", "read-only", "disk error", ...);
-    ``notice``: the OLED text, e.g. "not saving: disk full (/var/lib/x)".
-    """
-
-    def __init__(self, message: str, reason: str, folder: Path):
-        super().__init__(message)
-        self.reason = reason
-        self.notice = f"not saving: {reason} ({folder})"
-
-
-def reason_of(exc: OSError) -> str:
-    """A short name for an OS error: "disk full", "read-only", "disk error", or its text."""
-    return REASONS.get(exc.errno, exc.strerror or type(exc).__name__)
+_line = encode_line         # the name tests and older callers use
 
 
 def writable_error(folder: str | Path) -> OSError | None:
@@ -101,52 +87,6 @@ def writable_problem(folder: str | Path) -> str | None:
     return f"{folder} is not writable ({reason_of(exc)}: {exc.strerror or exc})"
 
 
-@dataclass
-class Loaded:
-    """What :meth:`Journal.load` found.
-
-    ``entries``: the effective bodies of the game (setup first), ``seq``: the
-    last seq, ``problems``: one line per finding for the log (file, line, byte),
-    ``skipped``: damaged journal lines, ``lost``: e.g. "turns 16-20 lost;
-    resumed at turn 15" ("" when nothing is known lost), ``notice``: a short
-    text for the OLED ("" when all was well).
-    """
-
-    entries: list[dict] = field(default_factory=list)
-    seq: int = 0
-    problems: list[str] = field(default_factory=list)
-    skipped: int = 0
-    lost: str = ""
-    notice: str = ""
-
-
-def lost_text(kept: int, lost: int) -> str:
-    """What the OLED and the log say when ``lost`` (>= 1) turns after turn ``kept`` (>= 0)
-    could not be recovered, e.g. "turns 16-20 lost; resumed at turn 15"."""
-    span = f"turn {kept + 1}" if lost == 1 else f"turns {kept + 1}-{kept + lost}"
-    return f"{span} lost; resumed at turn {kept}"
-
-
-def _canon(obj) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
-
-
-def _crc(seq: int, body: dict) -> int:
-    return zlib.crc32(_canon({"seq": seq, "body": body}))
-
-
-def _legacy_crc(body: dict) -> int:
-    """The checksum of journals written before ``seq`` was covered (still read)."""
-    return zlib.crc32(_canon(body))
-
-
-def _line(seq: int, body: dict, prev: tuple[int, dict] | None) -> bytes:
-    obj = {"seq": seq, "crc": _crc(seq, body), "body": body}
-    if prev is not None and prev[0] == seq - 1:
-        obj["prev"], obj["pcrc"] = prev[1], _crc(prev[0], prev[1])
-    return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
-
-
 def _copy_new(source: Path, target: Path) -> None:
     """Copy ``source`` to a new file ``target`` (FileExistsError if it exists), fsync'd;
     on any other OSError nothing is left at ``target``."""
@@ -163,136 +103,6 @@ def _copy_new(source: Path, target: Path) -> None:
     except OSError:
         os.unlink(target)
         raise
-
-
-def effective(entries: list[dict]) -> list[dict]:
-    """Fold undo entries away: the entries of the current game, its setup first.
-
-    A ``setup`` entry starts a new game (earlier entries are dropped); an
-    ``undo`` removes the last ``turn`` or ``end`` entry. A ``plan`` entry (the
-    box's turn as shown, before the human carried it out) counts only while
-    it is the last entry: any entry after it drops it.
-    """
-    out: list[dict] = []
-    for body in entries:
-        kind = body.get("kind")
-        while out and out[-1].get("kind") == "plan":
-            out.pop()
-        if kind == "setup":
-            out = [body]
-        elif kind == "undo":
-            if out and out[-1].get("kind") in ("turn", "end"):
-                out.pop()
-        else:
-            out.append(body)
-    return out
-
-
-def parse_line(raw: bytes, known: int = 0) -> tuple[int, dict, tuple[int, dict] | None] | str:
-    """One journal line -> ``(seq, body, (seq-1, prev body) or None)``, or why it is damaged
-    (a string). ``known``: a seq already read intact; an intact line right after it does not
-    check its copy of it (returned as None: one checksum less per line). Never raises."""
-    if not raw.strip(b"\0 \t\r"):
-        return "NUL bytes" if b"\0" in raw else "empty line"
-    try:
-        obj = jsonsafe.loads(raw, "a journal line", MAX_NESTING)
-    except jsonsafe.NestingError:
-        return "nested too deeply"
-    except ValueError:
-        return "NUL bytes" if b"\0" in raw else "torn or garbled line"
-    if not isinstance(obj, dict):
-        return "not an entry"
-    seq, body = obj.get("seq"), obj.get("body")
-    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1 or not isinstance(body, dict):
-        return "malformed entry"
-    if obj.get("crc") == _crc(seq, body) or ("pcrc" not in obj and obj.get("crc") == _legacy_crc(body)):
-        return seq, body, _prev_copy(obj, seq) if seq - 1 != known else None
-    prev = _prev_copy(obj, seq)
-    if prev is not None:
-        return 0, {}, prev        # its own body is damaged, the copy of the one before is not
-    return "checksum mismatch"
-
-
-_CLAIMED_SEQ = re.compile(rb'\A\s*\{\s*"seq"\s*:\s*([0-9]{1,15})\s*,')
-
-
-def _claimed_seq(raw: bytes) -> int:
-    """The ``seq`` a damaged snapshot or journal line still shows at its start (0 when none
-    can be read): never trusted for its content, only as a sign of how far the game got."""
-    found = _CLAIMED_SEQ.match(raw[:64])
-    return int(found.group(1)) if found else 0
-
-
-def _prev_copy(obj: dict, seq: int) -> tuple[int, dict] | None:
-    """The line's intact copy of the entry before it, ``(seq - 1, body)``, or None."""
-    pbody = obj.get("prev")
-    if isinstance(pbody, dict) and obj.get("pcrc") == _crc(seq - 1, pbody):
-        return seq - 1, pbody
-    return None
-
-
-LINE_LIMIT = 1 << 20         # a longer journal line is damage (an entry is under 10 KB)
-_CHUNK = 1 << 16
-
-
-def _lines(fh):
-    """``(byte offset, line, True when it ended with a line end)`` for each line of the
-    binary file ``fh``, read in chunks of 64 KiB. A line over :data:`LINE_LIMIT` bytes is
-    skipped, not held: it comes as the text "NUL bytes" or "line too long" instead of its
-    bytes, so memory stays bounded whatever the file holds."""
-    offset, held, long_len, long_nul = 0, b"", -1, True    # long_len >= 0: skipping a line
-    while chunk := fh.read(_CHUNK):
-        start = 0
-        while (end := chunk.find(b"\n", start)) >= 0:
-            piece = chunk[start:end]
-            if long_len >= 0:
-                long_nul = long_nul and not piece.strip(b"\0")
-                yield offset, "NUL bytes" if long_nul else "line too long", True
-                offset += long_len + len(piece) + 1
-            else:
-                line = held + piece
-                yield offset, line, True
-                offset += len(line) + 1
-            held, long_len, long_nul = b"", -1, True
-            start = end + 1
-        rest = chunk[start:]
-        if long_len >= 0:
-            long_len += len(rest)
-            long_nul = long_nul and not rest.strip(b"\0")
-        else:
-            held += rest
-            if len(held) > LINE_LIMIT:
-                long_len, long_nul, held = len(held), not held.strip(b"\0"), b""
-    if long_len >= 0:
-        yield offset, "NUL bytes" if long_nul else "line too long", False
-    elif held:
-        yield offset, held, False
-
-
-def _drop_before(reading: "_Reading", seq: int) -> None:
-    """An intact ``setup`` at ``seq``: no entry before it can be part of the game to resume
-    (any base before it that reaches it ends where this setup's does, and effective()
-    starts over at this setup; any other ends before it), so forget them."""
-    reading.floor = seq
-    for held in (reading.bodies, reading.copies):
-        for old in [s for s in held if s < seq]:
-            del held[old]
-
-
-class _Reading:
-    """The raw findings of one load: bodies by seq, snapshot base, damage."""
-
-    def __init__(self) -> None:
-        self.bodies: dict[int, dict] = {}
-        self.copies: dict[int, dict] = {}
-        self.snapshot: tuple[int, list[dict]] | None = None
-        self.damaged: list[tuple[int, int, str]] = []     # (line, byte offset, why)
-        self.floor = 0          # the seq of the last intact setup read: nothing before it is kept
-        self.setups = 0         # intact setup entries read (games in the file)
-        self.problems: list[str] = []
-        self.max_seq = 0
-        self.trailing = 0        # damaged lines after the last intact entry that held entries
-        self.last_seq = 0        # the seq of that entry
 
 
 class Journal:
@@ -336,12 +146,13 @@ class Journal:
         files are repaired (damaged ones quarantined first) by :meth:`catch_up`.
         """
         self._remove_temporaries()
-        reading = _Reading()
-        self._read_snapshot(reading)
-        self._read_journal(reading)
-        seq, entries = self._merge(reading)
+        reading = Reading()
+        read_snapshot(self.snapshot_path, reading)
+        read_journal(self.path, reading)
+        self._to_quarantine.extend(reading.damaged_files)
+        seq, entries = merge(reading)
         found = Loaded(entries, seq, reading.problems, len(reading.damaged))
-        self._report(reading, found)
+        report(reading, found, self.path, self.folder)
         self.seq = max(seq, reading.max_seq)
         self._entries = entries
         self._last = (seq, reading.bodies[seq]) if seq in reading.bodies else None
@@ -365,180 +176,6 @@ class Journal:
             except OSError:
                 pass
         remove_temporaries(self.folder)
-
-    def _read_snapshot(self, reading: _Reading) -> None:
-        try:
-            raw = self.snapshot_path.read_bytes()
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            reading.problems.append(f"{self.snapshot_path}: cannot read ({reason_of(exc)})")
-            return
-        why = self._snapshot_from(raw, reading)
-        if why:
-            reading.problems.append(f"{self.snapshot_path}: unusable ({why}, {len(raw)} bytes)")
-            if raw:
-                self._to_quarantine.append(self.snapshot_path)
-            claimed = _claimed_seq(raw)
-            if claimed:
-                # a damaged snapshot still tells how far the game got: it is only ever written
-                # after its last entry was on disk, so any entry up to it that no file holds
-                # now is lost, never "repaired"
-                reading.max_seq = max(reading.max_seq, claimed)
-
-    @staticmethod
-    def _snapshot_from(raw: bytes, reading: _Reading) -> str:
-        if not raw.strip(b"\0"):
-            return "NUL-filled" if raw else "empty"
-        try:
-            data = jsonsafe.loads(raw, "the snapshot", MAX_NESTING)
-        except ValueError:                  # bad JSON, not UTF-8, or nested too deeply
-            data = None
-        if not isinstance(data, dict):
-            return "not a snapshot"
-        seq, entries = data.get("seq"), data.get("entries")
-        if not isinstance(seq, int) or not isinstance(entries, list) \
-                or not all(isinstance(e, dict) for e in entries):
-            return "malformed"
-        if data.get("crc") not in (zlib.crc32(_canon({"seq": seq, "entries": entries})),
-                                   _legacy_crc({"e": entries})):
-            return "checksum mismatch"
-        reading.snapshot = (seq, effective(entries))
-        reading.max_seq = max(reading.max_seq, seq)
-        return ""
-
-    def _read_journal(self, reading: _Reading) -> None:
-        """Read the journal line by line (streamed: a journal of an older version holds
-        thousands of games). Entries before an intact ``setup`` line can no longer be part
-        of the game to resume (that setup starts a newer one reaching at least as far), so
-        they are dropped as soon as it is read: memory holds one game, whatever the file."""
-        try:
-            fh = open(self.path, "rb")
-        except FileNotFoundError:
-            if reading.snapshot and reading.snapshot[1]:
-                # the journal is made before the first snapshot and only ever replaced
-                # atomically: a missing one is damage, and is rewritten as a full copy
-                reading.problems.append(f"{self.path}: missing, though the snapshot holds a game")
-            return
-        except OSError as exc:
-            reading.problems.append(f"{self.path}: cannot read ({reason_of(exc)})")
-            return
-        try:
-            with fh:
-                size, nul_only = self._read_lines(fh, reading)
-        except OSError as exc:
-            reading.problems.append(f"{self.path}: cannot read ({reason_of(exc)})")
-            return
-        if not size and reading.snapshot and reading.snapshot[1]:
-            reading.problems.append(f"{self.path}: empty, though the snapshot holds a game")
-        if size and nul_only:                       # the whole file zeroed: one finding
-            reading.damaged.clear()
-            reading.problems.append(f"{self.path}: unusable (NUL-filled, {size} bytes)")
-        if reading.damaged or (size and nul_only):
-            self._to_quarantine.append(self.path)
-
-    def _read_lines(self, fh, reading: _Reading) -> tuple[int, bool]:
-        """Parse every line of ``fh`` into ``reading``; returns (bytes read, True when the
-        file holds nothing but NUL bytes)."""
-        known, size, nul_only, whole = 0, 0, True, 0
-        for lineno, (start, raw, ended) in enumerate(_lines(fh), start=1):
-            size = start + (len(raw) if isinstance(raw, bytes) else 0) + ended
-            nul_only = nul_only and not ended and (raw == "NUL bytes" or (
-                isinstance(raw, bytes) and not raw.strip(b"\0")))
-            parsed = parse_line(raw, known) if isinstance(raw, bytes) else raw
-            if not ended and not isinstance(parsed, str):
-                reading.problems.append(f"{self.path}: line {lineno} has no line end (its write "
-                                        f"was cut short); kept it")
-            if isinstance(parsed, str):
-                reading.damaged.append((lineno, start, parsed))
-                whole += 1
-                if ended and isinstance(raw, bytes) and _claimed_seq(raw):
-                    # a whole line that still starts as an entry was one (a last fragment
-                    # without a line end is an append cut short, never shown): it and every
-                    # damaged line before it held entries after the last intact one
-                    reading.trailing = whole
-                continue
-            self._take(reading, parsed)
-            known = parsed[0]
-            if parsed[0]:
-                reading.last_seq, reading.trailing, whole = parsed[0], 0, 0
-            else:
-                reading.damaged.append((lineno, start, "checksum mismatch"))
-                if parsed[2] is not None:
-                    reading.last_seq, reading.trailing, whole = parsed[2][0], 1, 1
-        if reading.trailing and reading.last_seq:
-            # whole lines damaged after the last intact entry held entries after it: lost,
-            # unless the snapshot holds them
-            reading.max_seq = max(reading.max_seq, reading.last_seq + reading.trailing)
-        size = max(size, fh.tell())
-        return size, nul_only
-
-    @staticmethod
-    def _take(reading: _Reading, parsed: tuple[int, dict, tuple[int, dict] | None]) -> None:
-        """Keep one intact line's entry (and its copy of the entry before it)."""
-        seq, body, prev = parsed
-        if seq:
-            if body.get("kind") == "setup" and seq not in reading.bodies and seq > reading.floor:
-                reading.setups += 1
-                _drop_before(reading, seq)
-            reading.bodies.setdefault(seq, body)
-            reading.max_seq = max(reading.max_seq, seq)
-        if prev is not None and prev[0] >= reading.floor:
-            reading.copies.setdefault(prev[0], prev[1])
-
-    @staticmethod
-    def _merge(reading: _Reading) -> tuple[int, list[dict]]:
-        """The newest game state reachable without a gap: from the snapshot or from any
-        setup entry, extended by consecutive entries. Returns (its seq, effective entries)."""
-        bodies = dict(reading.copies)
-        bodies.update(reading.bodies)
-        reading.max_seq = max([reading.max_seq] + list(bodies))
-        reading.bodies = bodies
-        bases = [(s - 1, []) for s, b in bodies.items() if b.get("kind") == "setup"]
-        if reading.snapshot is not None:
-            bases.append(reading.snapshot)
-        # where the run of consecutive seqs after each seq ends, in one pass (a journal of
-        # the old design holds thousands of games: walking from every setup was quadratic)
-        reach: dict[int, int] = {}
-        for seq in sorted(bodies, reverse=True):
-            reach[seq] = reach.get(seq + 1, seq)
-        best_base, best_end = None, 0
-        for seq, entries in bases:
-            end = reach.get(seq + 1, seq)
-            if end > best_end:
-                best_base, best_end = (seq, entries), end
-        if best_base is None:
-            return 0, []
-        seq, entries = best_base
-        return best_end, effective(list(entries) + [bodies[s] for s in range(seq + 1, best_end + 1)])
-
-    def _report(self, reading: _Reading, found: Loaded) -> None:
-        for lineno, offset, why in reading.damaged:
-            found.problems.append(f"{self.path}: line {lineno} (byte {offset}): {why}; skipped")
-        turns = sum(1 for e in found.entries if e.get("kind") == "turn")
-        if reading.max_seq > found.seq:
-            # every seq after the resumed one is a lost turn, unless its body is known to be
-            # something else (counted over the bodies held, never over the whole span: a
-            # damaged seq can be huge)
-            others = sum(1 for s, b in reading.bodies.items()
-                         if found.seq < s <= reading.max_seq and b.get("kind") != "turn")
-            found.lost = lost_text(turns, (reading.max_seq - found.seq - others) or 1)
-            found.problems.append(f"{self.folder}: entries {found.seq + 1}-{reading.max_seq} could "
-                                  f"not be recovered: {found.lost}")
-        if reading.damaged:
-            lines = ", ".join(str(d[0]) for d in reading.damaged[:3])
-            more = "..." if len(reading.damaged) > 3 else ""
-            found.notice = (f"journal: {len(reading.damaged)} bad "
-                            f"entr{'y' if len(reading.damaged) == 1 else 'ies'} skipped "
-                            f"(line {lines}{more})")
-            if not found.lost:
-                found.notice += f"; resumed at turn {turns}"
-        if found.lost:
-            found.notice = found.lost if not found.notice else f"{found.lost}; {found.notice}"
-        elif found.problems and not found.entries:
-            found.notice = "journal damaged: no game to resume"
-        elif found.problems and not found.notice:
-            found.notice = f"journal repaired; resumed at turn {turns}"
 
     # ----- writing ------------------------------------------------------------------------
     def append(self, body: dict) -> int:
@@ -701,9 +338,7 @@ class Journal:
     def write_snapshot(self) -> None:
         """Replace ``snapshot.json`` atomically with every effective entry so far. Raises
         OSError (no temporary file is left behind)."""
-        data = {"seq": self.seq, "crc": zlib.crc32(_canon({"seq": self.seq, "entries": self._entries})),
-                "entries": self._entries}
-        write_durably(self.snapshot_path, json.dumps(data, separators=(",", ":")).encode(), 0o600)
+        write_durably(self.snapshot_path, encode_snapshot(self.seq, self._entries), 0o600)
         self.snapshot_due = False
 
     def flush_snapshot(self) -> None:

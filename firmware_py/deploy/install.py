@@ -49,19 +49,26 @@ Standard library only (Python >= 3.11 for tomllib).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import re
-import shlex
-import subprocess
 import sys
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from collections.abc import Sequence
+from pathlib import Path
 
-from ..disk import replace_symlink, write_durably
-from .plan import ARCHES, MODELS, Plan, core_clock_sections, make_plan, model_from_text
+from .boot_config import BLOCK_BEGIN, BLOCK_END, CLOCK_BEGIN, CLOCK_END  # noqa: F401  (read from here)
+from .boot_config import edit_boot_config, edit_clock_block, find_boot_config  # noqa: F401
+from .layout import (  # noqa: F401  (the paths and texts, also read from here)
+    BOOT_CONFIGS, COMMAND_LINK, CONFIG, DROPIN, GROUPS, LED_DRIVERS, MODEL_FILE, MODULES,
+    MODULES_TEXT, PIO_RULE, PIO_RULE_TEXT, PREFIX, PWM_ROOT_DROPIN, PYPI_NAME, SERVICE, STAMP,
+    STATE_DIR, SYSUSERS, UDEV_RULE, UNIT, USER, VENV, WANTS_LINK, WEB_SERVICE, WEB_UNIT,
+    WEB_USER, WEB_WANTS_LINK,
+)
+from .options import InstallError, Options, StepResult
+from .plan import ARCHES, MODELS, Plan, make_plan, model_from_text
+from .service_steps import ServiceSteps
+from .system_steps import SystemSteps
+from .toml_text import set_toml_value
 
 __all__ = [
     "InstallError",
@@ -74,332 +81,7 @@ __all__ = [
     "set_toml_value",
 ]
 
-SERVICE = "patchwork-companion.service"
-WEB_SERVICE = "patchwork-companion-web.service"
-USER = "patchwork"
-WEB_USER = "patchwork-web"     #: the web page's own user, a member of the group USER
-GROUPS = ("gpio", "i2c", "spi", "dialout")
-PREFIX = PurePosixPath("/opt/patchwork-companion")
-VENV = PREFIX / "venv"
-STAMP = PREFIX / "install-stamp.txt"
-STATE_DIR = PurePosixPath("/var/lib/patchwork-companion")
-CONFIG = PurePosixPath("/etc/patchwork-companion/config.toml")
-UNIT = PurePosixPath("/etc/systemd/system") / SERVICE
-DROPIN = PurePosixPath("/etc/systemd/system") / (SERVICE + ".d") / "50-pwm-root.conf"
-WANTS_LINK = PurePosixPath("/etc/systemd/system/multi-user.target.wants") / SERVICE
-WEB_UNIT = PurePosixPath("/etc/systemd/system") / WEB_SERVICE
-WEB_WANTS_LINK = PurePosixPath("/etc/systemd/system/multi-user.target.wants") / WEB_SERVICE
-UDEV_RULE = PurePosixPath("/etc/udev/rules.d/99-patchwork-sensor.rules")
-SYSUSERS = PurePosixPath("/etc/sysusers.d/patchwork-companion.conf")
-MODULES = PurePosixPath("/etc/modules-load.d/patchwork-companion.conf")
-#: ``patchwork-companion`` on every user's PATH (and root's, for sudo): a link to the
-#: venv's entry point, so the build steps' commands work as written.
-COMMAND_LINK = PurePosixPath("/usr/local/bin/patchwork-companion")
-BOOT_CONFIGS = (PurePosixPath("/boot/firmware/config.txt"), PurePosixPath("/boot/config.txt"))
-MODEL_FILE = PurePosixPath("/proc/device-tree/model")
-PYPI_NAME = "patchwork-companion"
-LED_DRIVERS = ("neopixel", "neopixel_spi", "none")
-PIO_RULE = PurePosixPath("/etc/udev/rules.d/99-patchwork-pio.rules")
-PIO_RULE_TEXT = """\
-# Written by `patchwork-companion install` for the Pi 5 PIO LED route: the
-# service (group gpio) drives the strip through /dev/pio0, which some
-# Raspberry Pi OS releases leave to root:root.
-SUBSYSTEM=="*-pio", GROUP="gpio", MODE="0660"
-"""
-
-#: Written for ``[leds] driver = "neopixel"`` on a Pi 3/4/Zero 2 W: rpi_ws281x's
-#: PWM/DMA route maps /dev/mem and works only as root. The SPI route and the
-#: Pi 5 PIO route need no root; the installer removes the file for them.
-PWM_ROOT_DROPIN = """\
-# Written by `patchwork-companion install` because [leds] driver = "neopixel"
-# on a Pi 3/4/Zero 2 W: the PWM/DMA NeoPixel route (rpi_ws281x on BCM 18) maps
-# /dev/mem and /dev/vcio and only works as root. driver = "neopixel_spi"
-# (BCM 10) needs no root; with it the installer removes this file.
-# /dev/vcio is allowed by path: it has been a misc device (major 10) since
-# 2021, so no "char-vcio" class exists in /proc/devices to allow it by.
-[Service]
-User=root
-CapabilityBoundingSet=CAP_SYS_RAWIO
-DeviceAllow=/dev/mem rw
-DeviceAllow=/dev/vcio rw
-"""
-
-MODULES_TEXT = "# Written by `patchwork-companion install`: /dev/i2c-* for the OLED.\ni2c-dev\n"
-
-BLOCK_BEGIN = "# patchwork-companion: begin (managed by `patchwork-companion install`)"
-BLOCK_END = "# patchwork-companion: end"
-CLOCK_BEGIN = "# patchwork-companion core clock: begin (managed by `patchwork-companion install`)"
-CLOCK_END = "# patchwork-companion core clock: end"
-_DTPARAM_ALIASES = {"i2c": "i2c_arm", "i2c_baudrate": "i2c_arm_baudrate"}
-_TRUE = {"on", "true", "yes", "okay", "1"}
-_FALSE = {"off", "false", "no", "0"}
-
-
-class InstallError(Exception):
-    """A step cannot be done; the message says which and what to do."""
-
-
-@dataclass(frozen=True)
-class Options:
-    """What to install where. Paths in the target are given as absolute POSIX paths.
-
-    Attributes:
-        root: the target root ("/" = this machine).
-        dry_run: only print what would be done.
-        source: a checkout holding ``pyproject.toml`` and ``systemd/``
-            (default: the checkout this module lives in).
-        package: a pip requirement to install instead of the checkout, e.g.
-            ``"patchwork-companion==0.1.0"`` (the unit files still come from ``source``).
-        python: the interpreter that creates the venv.
-        leds_driver: ``"auto"`` (keep the default config's) or one of :data:`LED_DRIVERS`;
-            used only when the config file is written.
-        model: ``"auto"`` (read /proc/device-tree/model), one of
-            :data:`firmware_py.deploy.plan.MODELS`, or ``"other"`` (a Pi 3/4/Zero 2 W).
-        arch: ``"auto"`` (this machine's, or aarch64 under ``--root``), ``"aarch64"``
-            (64-bit Raspberry Pi OS) or ``"armv7l"`` (32-bit).
-        python_version: ``"auto"`` (ask ``python``; 3.11 under ``--root``) or "3.11", "3.13", ...
-        config_template: a TOML file to start the config from (default: the packaged one).
-        start: enable *and* start the service (``False``: enable only).
-        reinstall: run pip even when the install stamp matches.
-        system_site_packages: create the venv with ``--system-site-packages``
-            (so Raspberry Pi OS's python3-lgpio can be used).
-        web: also install and start the web page (``patchwork-companion-web.service``),
-            setting ``[web] enabled = true`` and ``address = web_address`` in the config.
-        web_address: the address the page listens on with ``web`` (default: every
-            interface, so the LAN can reach it).
-    """
-
-    root: Path = Path("/")
-    dry_run: bool = False
-    source: Path | None = None
-    package: str | None = None
-    python: str = "/usr/bin/python3"
-    leds_driver: str = "auto"
-    model: str = "auto"
-    arch: str = "auto"
-    python_version: str = "auto"
-    config_template: Path | None = None
-    start: bool = True
-    reinstall: bool = False
-    system_site_packages: bool = True
-    web: bool = False
-    web_address: str = "0.0.0.0"
-
-
-@dataclass(frozen=True)
-class StepResult:
-    """One step's outcome.
-
-    ``status`` is one of ``"ok"`` (already in place), ``"changed"`` (done now),
-    ``"would change"`` (dry run), ``"deferred"`` (a command left for the target
-    system: printed, not run, under ``--root``), ``"warning"`` (a check found
-    something the maker must fix; the step says what) or ``"skipped"`` (not applicable).
-    """
-
-    name: str
-    status: str
-    detail: str
-
-
-Runner = Callable[[Sequence[str], bool], tuple[int, str]]
-
-
-def run_command(argv: Sequence[str], capture: bool) -> tuple[int, str]:
-    """Run ``argv``; return (exit status, stdout if ``capture`` else "").
-
-    Raises:
-        InstallError: if the program does not exist.
-    """
-    try:
-        done = subprocess.run(list(argv), text=True, capture_output=capture, check=False)
-    except FileNotFoundError as exc:
-        raise InstallError(f"{argv[0]}: not found ({exc})") from exc
-    return done.returncode, (done.stdout or "") if capture else ""
-
-
-# --------------------------------------------------------------------------- boot config
-
-
-def _parse_dtparam(line: str) -> list[tuple[str, str]] | None:
-    match = re.fullmatch(r"\s*dtparam\s*=\s*(.*?)\s*", line)
-    if not match:
-        return None
-    items = []
-    for part in match.group(1).split(","):
-        name, sep, value = part.strip().partition("=")
-        if name.strip():
-            items.append((name.strip(), value.strip() if sep else "on"))
-    return items
-
-
-def _same_value(have: str, want: str) -> bool:
-    have, want = have.lower(), want.lower()
-    if want in _TRUE:
-        return have in _TRUE
-    if want in _FALSE:
-        return have in _FALSE
-    return have == want
-
-
-def edit_boot_config(text: str, wanted: Mapping[str, str]) -> str:
-    """Return config.txt text in which each ``dtparam`` in ``wanted`` has its value.
-
-    A parameter is already right when its last assignment in the file is
-    unconditional (before any ``[filter]`` section, or after ``[all]``) and has
-    the wanted value; ``i2c``/``i2c_baudrate`` count as ``i2c_arm``/``i2c_arm_baudrate``
-    and a bare ``dtparam=name`` means ``on``. An unconditional last assignment
-    with another value is rewritten in place (other parameters on a
-    comma-separated line are kept); otherwise the parameter goes into a managed
-    block at the end of the file, under ``[all]``. Every other line is kept as is.
-
-    Args:
-        text: the current file (may be empty).
-        wanted: e.g. ``{"i2c_arm": "on", "i2c_arm_baudrate": "400000"}``.
-
-    Returns:
-        The new text; equal to ``text`` when nothing needed changing.
-    """
-    lines = text.splitlines()
-    unconditional = True
-    last: dict[str, tuple[int, bool, str]] = {}
-    for index, line in enumerate(lines):
-        stripped = line.strip()
-        if stripped.startswith("[") and stripped.endswith("]"):
-            unconditional = stripped[1:-1].strip().lower() == "all"
-            continue
-        for name, value in _parse_dtparam(line) or ():
-            last[_DTPARAM_ALIASES.get(name, name)] = (index, unconditional, value)
-    changed = False
-    missing: dict[str, str] = {}
-    for name, value in wanted.items():
-        found = last.get(name)
-        if found is None or not found[1]:
-            missing[name] = value
-        elif not _same_value(found[2], value):
-            lines[found[0]] = _rewrite_dtparam(lines[found[0]], name, value)
-            changed = True
-    if missing:
-        changed = True
-        kept: list[str] = []
-        block = _find_block(lines)
-        if block is not None:  # move our block to the end, where nothing overrides it
-            start, end = block
-            kept = [ln for ln in lines[start + 1 : end] if ln.strip() and ln.strip() != "[all]"]
-            kept = [ln for ln in kept if not _sets_any(ln, missing)]
-            del lines[start : end + 1]
-        while lines and not lines[-1].strip():
-            lines.pop()
-        if lines:
-            lines.append("")
-        lines += [BLOCK_BEGIN, "[all]", *kept, *(f"dtparam={k}={v}" for k, v in missing.items()), BLOCK_END]
-    return "\n".join(lines) + "\n" if changed else text
-
-
-def edit_clock_block(text: str, sections: Sequence[tuple[str, Sequence[str]]]) -> str:
-    """Return config.txt text whose managed core-clock block holds ``sections``.
-
-    The block is ``[filter]`` then its lines for each (filter, lines) pair, closed
-    by ``[all]`` so that nothing after it is filtered; it goes at the end of the
-    file. An identical block is left where it is (a second run changes nothing);
-    a different one is replaced; no sections remove the block. Every other line
-    is kept as is.
-
-    Args:
-        text: the current file (may be empty).
-        sections: e.g. ``(("pi4", ("core_freq=500", "core_freq_min=500")),)``.
-
-    Returns:
-        The new text; equal to ``text`` when nothing needed changing.
-    """
-    body = [ln for f, lines in sections for ln in (f"[{f}]", *lines)]
-    want = [CLOCK_BEGIN, *body, "[all]", CLOCK_END] if body else []
-    lines = text.splitlines()
-    block = _find_block(lines, CLOCK_BEGIN, CLOCK_END)
-    if block is not None and lines[block[0] : block[1] + 1] == want:
-        return text
-    if block is None and not want:
-        return text
-    if block is not None:
-        del lines[block[0] : block[1] + 1]
-    while lines and not lines[-1].strip():
-        lines.pop()
-    if lines and want:
-        lines.append("")
-    return "\n".join(lines + want) + "\n"
-
-
-def _find_block(lines: list[str], begin: str = BLOCK_BEGIN,
-                end: str = BLOCK_END) -> tuple[int, int] | None:
-    try:
-        start = lines.index(begin)
-        return start, lines.index(end, start)
-    except ValueError:
-        return None
-
-
-def _sets_any(line: str, names: Mapping[str, str]) -> bool:
-    return any(_DTPARAM_ALIASES.get(n, n) in names for n, _ in _parse_dtparam(line) or ())
-
-
-def _rewrite_dtparam(line: str, name: str, value: str) -> str:
-    items = _parse_dtparam(line) or []
-    parts = [f"{n}={value}" if _DTPARAM_ALIASES.get(n, n) == name else f"{n}={v}" for n, v in items]
-    return "dtparam=" + ",".join(parts)
-
-
-def find_boot_config(root: Path) -> Path | None:
-    """The firmware config file under ``root``: /boot/firmware/config.txt (Bookworm on),
-    else /boot/config.txt, else ``None``."""
-    for candidate in BOOT_CONFIGS:
-        path = _under(root, candidate)
-        if path.is_file():
-            return path
-    return None
-
-
-# --------------------------------------------------------------------------- TOML text
-
-
-def set_toml_value(text: str, section: str, key: str, literal: str) -> str:
-    """Set ``key = literal`` in ``[section]`` ("" = top level) of TOML text, keeping the rest.
-
-    An existing ``key = ...`` line in that section is replaced (its comment is
-    dropped); a missing key is added after the section header; a missing
-    section is appended. ``literal`` is TOML source, e.g. ``'"pi"'``.
-
-    Raises:
-        ValueError: if the result is not valid TOML.
-    """
-    lines = text.splitlines()
-    current = ""
-    header_at = -1 if section == "" else None
-    for index, line in enumerate(lines):
-        stripped = line.strip()
-        header = re.fullmatch(r"\[\s*([A-Za-z0-9_.-]+)\s*\]\s*(#.*)?", stripped)
-        if header:
-            current = header.group(1)
-            if current == section:
-                header_at = index
-            continue
-        if current == section and re.match(rf"{re.escape(key)}\s*=", stripped):
-            indent = line[: len(line) - len(line.lstrip())]
-            lines[index] = f"{indent}{key} = {literal}"
-            break
-    else:
-        if header_at is None:
-            lines += ["", f"[{section}]", f"{key} = {literal}"]
-        else:
-            lines.insert(header_at + 1, f"{key} = {literal}")
-    result = "\n".join(lines) + "\n"
-    tomllib.loads(result)
-    return result
-
-
 # --------------------------------------------------------------------------- installer
-
-
-def _under(root: Path, target: PurePosixPath) -> Path:
-    return Path(root) / str(target).lstrip("/")
 
 
 def _checkout_of_this_module() -> Path | None:
@@ -407,144 +89,16 @@ def _checkout_of_this_module() -> Path | None:
     return here if (here / "systemd" / SERVICE).is_file() else None
 
 
-def _fingerprint(source: Path) -> str:
-    digest = hashlib.sha256()
-    files = [source / "pyproject.toml", *sorted((source / "firmware_py").rglob("*"))]
-    for path in files:
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
-            digest.update(str(path.relative_to(source)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
-def _owner(root: Path, uid: int) -> str:
-    """The user name of ``uid`` in ``root``'s /etc/passwd ('' when it has none)."""
-    path = _under(root, PurePosixPath("/etc/passwd"))
-    if path.is_file():
-        for line in path.read_text("utf-8", "replace").splitlines():
-            fields = line.split(":")
-            if len(fields) > 2 and fields[2] == str(uid):
-                return fields[0]
-    return ""
-
-
-def _read_passwd_groups(root: Path) -> tuple[set[str], dict[str, set[str]]]:
-    users: set[str] = set()
-    groups: dict[str, set[str]] = {}
-    for name, sink in (("passwd", "users"), ("group", "groups")):
-        path = _under(root, PurePosixPath("/etc") / name)
-        if not path.is_file():
-            continue
-        for line in path.read_text("utf-8", "replace").splitlines():
-            fields = line.split(":")
-            if len(fields) < 4 or line.startswith("#"):
-                continue
-            if sink == "users":
-                users.add(fields[0])
-            else:
-                groups[fields[0]] = {m for m in fields[3].split(",") if m}
-    return users, groups
-
-
-@dataclass
-class Installer:
+class Installer(ServiceSteps, SystemSteps):
     """Runs the steps for ``options``; ``runner`` runs commands, ``out`` prints a line.
 
     ``run_commands`` (default: ``options.root`` is "/") decides whether the
     commands acting on a live system run or are only printed ("deferred").
+    The fields and the plumbing are :class:`~firmware_py.deploy.plumbing.Plumbing`'s;
+    the steps are :class:`~firmware_py.deploy.service_steps.ServiceSteps`' and
+    :class:`~firmware_py.deploy.system_steps.SystemSteps`'; here are the inputs and
+    their order (:meth:`run`).
     """
-
-    options: Options
-    runner: Runner = run_command
-    out: Callable[[str], None] = print
-    run_commands: bool | None = None
-    results: list[StepResult] = field(default_factory=list)
-    _changed: set[str] = field(default_factory=set)
-    reboot_needed: bool = False
-    #: what the reboot enables, for the closing line ("" until config.txt changes)
-    reboot_for: str = ""
-
-    def __post_init__(self) -> None:
-        if self.run_commands is None:
-            self.run_commands = Path(self.options.root).resolve() == Path("/")
-
-    # -- plumbing ----------------------------------------------------------
-
-    @property
-    def root(self) -> Path:
-        """The install root: ``--root DIR``, or ``/`` for the running system."""
-        return Path(self.options.root)
-
-    def path(self, target: PurePosixPath) -> Path:
-        """The host path of ``target`` inside the install root."""
-        return _under(self.root, target)
-
-    def report(self, name: str, status: str, detail: str) -> StepResult:
-        """Print one step's outcome line and keep it for the summary."""
-        result = StepResult(name, status, detail)
-        self.results.append(result)
-        self.out(f"{status:>12}  {name:<14} {detail}")
-        if status == "changed":
-            self._changed.add(name)
-        return result
-
-    def write_file(self, name: str, target: PurePosixPath, data: str, mode: int = 0o644) -> bool:
-        """Make ``target`` hold ``data`` (atomically, fsynced); report; True if it differs(ed)."""
-        path = self.path(target)
-        payload = data.encode("utf-8")
-        if path.is_file() and path.read_bytes() == payload and (path.stat().st_mode & 0o777) == mode:
-            self.report(name, "ok", f"{target} is up to date")
-            return False
-        if self.options.dry_run:
-            self.report(name, "would change", f"would write {target} ({len(payload)} bytes)")
-            return True
-        _atomic_write(path, payload, mode)
-        self.report(name, "changed", f"wrote {target}")
-        return True
-
-    def remove_file(self, name: str, target: PurePosixPath) -> None:
-        """Remove a managed file if present (idempotent) and report the step."""
-        path = self.path(target)
-        if not path.exists():
-            self.report(name, "ok", f"{target} not needed, absent")
-            return
-        if self.options.dry_run:
-            self.report(name, "would change", f"would remove {target}")
-            return
-        path.unlink()
-        try:
-            path.parent.rmdir()
-        except OSError:
-            pass
-        self.report(name, "changed", f"removed {target}")
-
-    def command(self, name: str, argv: Sequence[str], why: str = "", capture: bool = False,
-                offline: bool = False) -> None:
-        """Run a command that must succeed; only print it in a dry run or under ``--root``.
-
-        ``offline``: the printed command works on the staging root from the
-        build machine (it has a ``--root`` flag) rather than on the booted target.
-
-        Raises:
-            InstallError: if it exits non-zero.
-        """
-        shown = shlex.join(argv)
-        if self.options.dry_run:
-            self.report(name, "would change", f"would run: {shown}{why}")
-            return
-        if not self.run_commands:
-            where = "to finish the root, run" if offline else "on the booted target, run"
-            self.report(name, "deferred", f"{where}: {shown}{why}")
-            return
-        status, output = self.runner(argv, capture)
-        if status != 0:
-            raise InstallError(f"{name}: `{shown}` failed with exit status {status}{output and ': ' + output}")
-        self.report(name, "changed", f"ran: {shown}")
-
-    def query(self, argv: Sequence[str]) -> tuple[int, str]:
-        """Run a read-only command (also in a dry run); (255, "") when commands don't run."""
-        if not self.run_commands:
-            return 255, ""
-        return self.runner(argv, True)
 
     # -- inputs ------------------------------------------------------------
 
@@ -657,19 +211,11 @@ class Installer:
             InstallError: when a step fails or an input is missing; steps
                 before it stay done (running again resumes where it stopped).
         """
-        opts = self.options
-        if self.run_commands and not opts.dry_run and hasattr(os, "geteuid") and os.geteuid() != 0:
-            raise InstallError("installing on this machine needs root: run it with sudo (or use --dry-run)")
+        self._check_root()
         source = self.source()
         model = self.model()
         systemd_dir = source / "systemd"
-        config_path = self.path(CONFIG)
-        if config_path.is_file():
-            config_text = config_path.read_text("utf-8")
-            driver = self.led_driver(config_text, str(CONFIG))
-        else:
-            config_text = self.template()
-            driver = self.led_driver(config_text, "the default config")
+        config_text, driver = self._config_and_driver()
         plan = self.plan(driver, model)
         for line in plan.lines(clock_model=model):
             self.out(f"{'plan':>12}  {line}")
@@ -678,306 +224,44 @@ class Installer:
         self.write_file("sysusers", SYSUSERS, (systemd_dir / "patchwork-companion.sysusers").read_text("utf-8"))
         self.step_user()
         self.step_store_access()
-
-        venv_python = VENV / "bin" / "python"
-        if self.path(venv_python).exists():
-            self.report("venv", "ok", f"{VENV} exists")
-        else:
-            flags = ["--system-site-packages"] if opts.system_site_packages else []
-            self.command("venv", [opts.python, "-m", "venv", *flags, str(VENV)])
-
-        if config_path.is_file():
-            self.report("config", "ok", f"{CONFIG} exists (kept as it is)")
-        else:
-            self.write_file("config", CONFIG, config_text)
-        config_text = self.step_web_config(config_text)
+        self.step_venv()
+        config_text = self.step_config(config_text)
 
         self.step_package(source, plan)
         binary = VENV / "bin" / "patchwork-companion"
         self.check_config(binary)
         self.step_command_link(binary)
 
-        self.write_file("unit", UNIT, (systemd_dir / SERVICE).read_text("utf-8"))
-        web_on = self.web_enabled(config_text)
-        if web_on:
-            self.write_file("web unit", WEB_UNIT, (systemd_dir / WEB_SERVICE).read_text("utf-8"))
-        if driver == "neopixel" and model != "pi5":
-            note = "" if model in (*MODELS, "other") else " (model unknown: pass --model pi5 for a Pi 5)"
-            self.write_file("pwm drop-in", DROPIN, PWM_ROOT_DROPIN)
-            self.out(f"{'note':>12}  {'pwm drop-in':<14} the PWM LED route runs the service as root{note}")
-        else:
-            self.remove_file("pwm drop-in", DROPIN)
-        self.write_file("udev rule", UDEV_RULE, (systemd_dir / "99-patchwork-sensor.rules").read_text("utf-8"))
-        if driver == "neopixel" and model == "pi5":
-            self.write_file("pio rule", PIO_RULE, PIO_RULE_TEXT)
-        else:
-            self.remove_file("pio rule", PIO_RULE)
-        self.write_file("modules", MODULES, MODULES_TEXT)
-        self.step_boot_config(driver, model)
-        self.step_pi5_devices(driver, model)
-
-        if self._touched("udev rule", "pio rule"):
-            self.command("udev reload", ["udevadm", "control", "--reload"])
-            self.command("udev trigger", ["udevadm", "trigger", "--action=add", "--subsystem-match=tty"])
-            if self._touched("pio rule"):
-                self.command("udev pio", ["udevadm", "trigger", "--action=add", "--subsystem-match=rp1-pio"])
-        else:
-            self.report("udev reload", "ok", "rule unchanged")
-        # also after an earlier run that wrote the unit and then failed
-        status, stale = self.query(["systemctl", "show", "--property=NeedDaemonReload", "--value", SERVICE])
-        if self._touched("unit", "pwm drop-in", "web unit") or (status == 0 and stale.strip() == "yes"):
-            self.command("daemon-reload", ["systemctl", "daemon-reload"])
-        else:
-            self.report("daemon-reload", "ok", "unit unchanged")
+        web_on = self.step_units(systemd_dir, config_text, driver, model)
+        self.step_device_files(systemd_dir, driver, model)
+        self.step_udev_reload()
+        self.step_daemon_reload()
         self.step_enable()
         self.step_start()
         self.step_web(web_on)
         self.summary()
         return self.results
 
-    # -- the web page (off unless --web or [web] enabled = true) ------------
-
-    def web_enabled(self, config_text: str) -> bool:
-        """True when the config being installed turns the web page on."""
-        try:
-            web = tomllib.loads(config_text).get("web", {})
-        except tomllib.TOMLDecodeError:
-            return False
-        return isinstance(web, dict) and web.get("enabled") is True
-
-    def step_web_config(self, config_text: str) -> str:
-        """With --web: set [web] enabled = true and the address in the config (the only
-        keys the installer changes in an existing config, because they were asked for)."""
-        if not self.options.web:
-            return config_text
-        new = set_toml_value(config_text, "web", "enabled", "true")
-        new = set_toml_value(new, "web", "address", f'"{self.options.web_address}"')
-        if tomllib.loads(new).get("web") != tomllib.loads(config_text).get("web"):
-            self.write_file("web config", CONFIG, new)
-        else:
-            self.report("web config", "ok", f"{CONFIG} has [web] enabled = true")
-        return new
-
-    def step_web(self, on: bool) -> None:
-        """Enable and (re)start the web page's unit when the config turns it on."""
-        if not on:
-            self.report("web", "skipped", "off (install --web, or [web] enabled = true, turns "
-                        "the LAN page on)")
-            return
-        if self.run_commands:
-            status, output = self.query(["systemctl", "is-enabled", WEB_SERVICE])
-            enabled = status == 0 and output.strip() == "enabled"
-        else:
-            enabled = self.path(WEB_WANTS_LINK).is_symlink()
-        if enabled:
-            self.report("web enable", "ok", f"{WEB_SERVICE} is enabled")
-        elif self.run_commands:
-            self.command("web enable", ["systemctl", "enable", WEB_SERVICE])
-        else:
-            self.command("web enable", ["systemctl", f"--root={self.root}", "enable", WEB_SERVICE],
-                         offline=True)
-        if not (self.options.start and self.run_commands):
-            self.report("web start", "skipped", "it starts with the system")
-            return
-        status, _ = self.query(["systemctl", "is-active", "--quiet", WEB_SERVICE])
-        relevant = {n for n in ("package", "config", "web config", "web unit") if self._touched(n)}
-        if status != 0:
-            self.command("web start", ["systemctl", "start", WEB_SERVICE])
-        elif relevant:
-            self.command("web start", ["systemctl", "restart", WEB_SERVICE],
-                         f"  (changed: {', '.join(sorted(relevant))})")
-        else:
-            self.report("web start", "ok", f"{WEB_SERVICE} is running")
-
-    def _would(self, name: str) -> bool:
-        return any(r.name == name and r.status == "would change" for r in self.results)
-
-    def _touched(self, *names: str) -> bool:
-        """True if any of these steps changed something now (or would, in a dry run)."""
-        return any(n in self._changed or self._would(n) for n in names)
-
-    def step_store_access(self) -> None:
-        """A state folder from an install before the web page had its own user: give the
-        group ``patchwork`` the records and the index, and ``patchwork-web`` its names.json
-        (the journal stays the service's alone; systemd makes the folder 1770)."""
-        state = self.path(STATE_DIR)
-        argv: list[list[str]] = []
-        records, names = state / "records", state / "names.json"
-        if records.is_dir() and records.stat().st_mode & 0o070 != 0o070:
-            argv.append(["chmod", "-R", "g+rwX", str(STATE_DIR / "records")])
-        shared = [f for f in sorted(state.glob("history.sqlite3*")) if f.stat().st_mode & 0o060 != 0o060]
-        if shared:
-            argv.append(["chmod", "g+rw", *(str(STATE_DIR / f.name) for f in shared)])
-        if names.is_file() and _owner(self.root, names.stat().st_uid) != WEB_USER:
-            argv.append(["chown", f"{WEB_USER}:{USER}", str(STATE_DIR / "names.json")])
-        if not argv:
-            self.report("store access", "ok", f"{STATE_DIR}: records, index and names as the web "
-                                              f"page's user needs them")
-        for one in argv:
-            self.command("store access", one, " (the web page's own user reads and corrects these)")
-
-    def step_user(self) -> None:
-        """Create the 'patchwork' system user and its groups, and the web page's user
-        'patchwork-web' in the group 'patchwork', with systemd-sysusers."""
-        users, groups = _read_passwd_groups(self.root)
-        missing = [g for g in GROUPS if USER not in groups.get(g, set())]
-        if WEB_USER not in groups.get(USER, set()):
-            missing.append(f"{WEB_USER} in {USER}")
-        if USER in users and WEB_USER in users and not missing:
-            self.report("user", "ok", f"{USER} exists in {', '.join(GROUPS)}; {WEB_USER} in {USER}")
-            return
-        if self.run_commands:
-            self.command("user", ["systemd-sysusers", str(SYSUSERS)])
-        else:
-            self.command("user", ["systemd-sysusers", f"--root={self.root}", str(self.path(SYSUSERS))],
-                         offline=True)
-
-    def step_apt(self, plan: Plan) -> None:
-        """apt-get install the plan's Raspberry Pi OS packages that are not installed yet."""
-        wanted = list(plan.apt)
-        if self.run_commands:
-            status, out = self.query(["dpkg-query", "-W", "-f=${Package} ${db:Status-Abbrev}\n", *wanted])
-            have = {f[0] for f in (line.split() for line in out.splitlines()) if len(f) > 1 and f[1] == "ii"}
-            missing = [name for name in wanted if name not in have]
-        else:
-            missing = wanted              # a staging root: the target installs them when it boots
-        if not missing:
-            self.report("apt", "ok", f"installed: {' '.join(wanted)}")
-            return
-        self.command("apt update", ["apt-get", "update"])      # an old package list fails installs
-        self.command("apt", ["apt-get", "install", "-y", "--no-install-recommends", *missing])
-
-    def step_pi5_devices(self, driver: str, model: str) -> None:
-        """On a Pi 5: check /dev/pio0 (PIO route) and the gpiochip gpiozero opens; say what to do."""
-        from ..hw.diagnose import gpiochip_cause, pio_cause
-        if model != "pi5":
-            self.report("pi5 devices", "skipped", "not a Pi 5")
-            return
-        if not self.path(PurePosixPath("/dev")).is_dir():
-            self.report("pi5 devices", "skipped", "no /dev under this root: check on the Pi "
-                        "with `ls -l /dev/pio0 /dev/gpiochip*`")
-            return
-        findings = [gpiochip_cause(self.root, falls_back=True)]
-        if driver == "neopixel":
-            findings.append(pio_cause(self.root))
-        bad = [f for f in findings if not f.startswith(("GPIO chips present", "/dev/pio0 exists"))]
-        self.report("pi5 devices", "warning" if bad else "ok", "; ".join(findings))
-
-    def step_package(self, source: Path, plan: Plan) -> None:
-        """pip-install the package (with the pi extra) and the plan's requirements into the
-        venv unless the stamp matches."""
-        opts = self.options
-        extras = list(plan.pip)
-        if opts.package:
-            spec = opts.package if "[" in opts.package else _with_extra(opts.package)
-            print_spec, fingerprint = spec, spec
-        else:
-            spec = f"{source}[pi]"
-            print_spec, fingerprint = spec, _fingerprint(source)
-        stamp = "\n".join([print_spec, *extras, fingerprint]) + "\n"
-        stamp_path = self.path(STAMP)
-        current = stamp_path.read_text("utf-8") if stamp_path.is_file() else None
-        if current == stamp and self.path(VENV / "bin" / "python").exists() and not opts.reinstall:
-            self.report("package", "ok", f"installed from {print_spec} (stamp matches)")
-            return
-        argv = [str(VENV / "bin" / "python"), "-m", "pip", "install", "--upgrade", spec, *extras]
-        self.command("package", argv)
-        if self.run_commands and not opts.dry_run:
-            _atomic_write(stamp_path, stamp.encode("utf-8"), 0o644)
-
-    def step_command_link(self, binary: PurePosixPath) -> None:
-        """Link :data:`COMMAND_LINK` to the venv's ``patchwork-companion`` (idempotent).
+    def _check_root(self) -> None:
+        """Acting on this machine (not a dry run, no staging root) needs root.
 
         Raises:
-            InstallError: when something other than a symbolic link is in the way
-                (a file the installer did not write is never replaced).
+            InstallError: when not run as root.
         """
-        path = self.path(COMMAND_LINK)
-        if path.is_symlink() and os.readlink(path) == str(binary):
-            self.report("command link", "ok", f"{COMMAND_LINK} -> {binary}")
-            return
-        if path.exists() and not path.is_symlink():
-            raise InstallError(f"command link: {COMMAND_LINK} exists and is not a link; move it "
-                               f"away so that `patchwork-companion` runs {binary}, then run again")
-        if self.options.dry_run:
-            self.report("command link", "would change", f"would link {COMMAND_LINK} -> {binary}")
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        replace_symlink(path, str(binary))
-        self.report("command link", "changed", f"linked {COMMAND_LINK} -> {binary} (on the PATH)")
+        if self.run_commands and not self.options.dry_run and hasattr(os, "geteuid") \
+                and os.geteuid() != 0:
+            raise InstallError("installing on this machine needs root: run it with sudo (or use --dry-run)")
 
-    def check_config(self, binary: PurePosixPath) -> None:
-        """Validate the installed config with 'patchwork-companion config check'."""
-        argv = [str(binary), "config", "check", str(CONFIG)]
-        if self.options.dry_run or not self.run_commands:
-            self.command("config check", argv)
-            return
-        status, output = self.runner(argv, True)
-        if status != 0:
-            raise InstallError(f"{CONFIG} does not pass `config check`:\n{output.strip()}\nFix it and run again.")
-        self.report("config check", "ok", f"{CONFIG} is valid")
+    def _config_and_driver(self) -> tuple[str, str]:
+        """The config text to install (the existing file, else the template) and its
+        LED route (leds.driver)."""
+        config_path = self.path(CONFIG)
+        if config_path.is_file():
+            config_text = config_path.read_text("utf-8")
+            return config_text, self.led_driver(config_text, str(CONFIG))
+        config_text = self.template()
+        return config_text, self.led_driver(config_text, "the default config")
 
-    def step_boot_config(self, driver: str, model: str) -> None:
-        """Enable I2C at 400 kHz (and SPI or PWM audio-off per LED route) in config.txt."""
-        path = find_boot_config(self.root)
-        if path is None:
-            self.report("boot config", "skipped", "no /boot/firmware/config.txt or /boot/config.txt here")
-            return
-        target = "/" + str(path.relative_to(self.root)).lstrip("/")
-        wanted = {"i2c_arm": "on", "i2c_arm_baudrate": "400000"}
-        if driver == "neopixel_spi":
-            wanted["spi"] = "on"
-        elif driver == "neopixel" and model != "pi5":
-            wanted["audio"] = "off"  # the PWM route shares PWM0 with the analog audio
-        clocks = core_clock_sections(model)
-        text = path.read_text("utf-8")
-        new = edit_clock_block(edit_boot_config(text, wanted), clocks)
-        settings = ", ".join([f"dtparam={k}={v}" for k, v in wanted.items()]
-                             + [f"[{f}] {' '.join(lines)}" for f, lines in clocks])
-        if new == text:
-            self.report("boot config", "ok", f"{target} has {settings}")
-            return
-        if self.options.dry_run:
-            self.report("boot config", "would change", f"would set {settings} in {target}")
-            return
-        backup = path.with_name(path.name + ".before-patchwork-companion")
-        if not backup.exists():
-            _atomic_write(backup, path.read_bytes(), 0o644)
-        _atomic_write(path, new.encode("utf-8"), path.stat().st_mode & 0o777)
-        self.reboot_needed = True
-        self.reboot_for = "I2C at 400 kHz" + (" and the fixed core clock" if clocks else "")
-        self.report("boot config", "changed", f"set {settings} in {target} (backup: {backup.name})")
-
-    def step_enable(self) -> None:
-        """systemctl enable the service (idempotent)."""
-        if self.run_commands:
-            status, output = self.query(["systemctl", "is-enabled", SERVICE])
-            enabled = status == 0 and output.strip() == "enabled"
-        else:
-            enabled = self.path(WANTS_LINK).is_symlink()
-        if enabled:
-            self.report("enable", "ok", f"{SERVICE} is enabled")
-        elif self.run_commands:
-            self.command("enable", ["systemctl", "enable", SERVICE])
-        else:
-            self.command("enable", ["systemctl", f"--root={self.root}", "enable", SERVICE], offline=True)
-
-    def step_start(self) -> None:
-        """Start the service, or restart it when the package, config or unit changed."""
-        if not self.options.start:
-            self.report("start", "skipped", "--no-start: it starts at the next boot")
-            return
-        if not self.run_commands:
-            self.report("start", "skipped", "installing into a root: it starts when that system boots")
-            return
-        status, _ = self.query(["systemctl", "is-active", "--quiet", SERVICE])
-        relevant = {n for n in ("package", "config", "unit", "pwm drop-in") if self._touched(n)}
-        if status != 0:
-            self.command("start", ["systemctl", "start", SERVICE])
-        elif relevant:
-            self.command("start", ["systemctl", "restart", SERVICE], f"  (changed: {', '.join(sorted(relevant))})")
-        else:
-            self.report("start", "ok", f"{SERVICE} is running")
 
     def summary(self) -> None:
         """Print the closing line: how many steps changed, were skipped or failed."""
@@ -990,17 +274,6 @@ class Installer:
         if self.reboot_needed:
             self.out(f"{'reboot':>12}  config.txt changed: reboot to enable {self.reboot_for} "
                      "(sudo reboot)")
-
-
-def _with_extra(spec: str) -> str:
-    match = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(.*)$", spec)
-    return f"{match.group(1)}[pi]{match.group(2)}" if match else spec
-
-
-def _atomic_write(path: Path, data: bytes, mode: int) -> None:
-    """Write ``data`` to ``path`` durably: temp file, fsync, rename, fsync the folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_durably(path, data, mode)
 
 
 # --------------------------------------------------------------------------- CLI

@@ -116,24 +116,56 @@ def parse_record(data: Any) -> GameRecord:
 
     Moves are checked later, by :func:`replay`. Raises :class:`RecordError`.
     """
+    data = _load(data)
+    _check_keys(data)
+    _check_header(data)
+    layout = data.get("layout", "dealt")
+    if layout not in LAYOUTS or not isinstance(layout, str):
+        raise RecordError(f'"layout" must be "dealt" or "free", got {_short(layout)}')
+    _check_body(data)
+    express, meta = data["game"] == "patchwork-express", data.get("meta")
+    record = GameRecord(
+        game=data["game"], time_board=data["time_board"], players=tuple(data["players"]),
+        circle=_int_list(data["circle"], "circle"), moves=tuple(data["moves"]),
+        blue=_int_list(data["blue"], "blue") if express else None,
+        result=_check_result(data["result"]) if "result" in data else None, meta=meta,
+        layout=layout)
+    _check_setup(record)
+    return record
+
+
+def _load(data: Any) -> Any:
+    """``data`` as a JSON value: JSON text (str or bytes) parsed, a value checked for its
+    nesting depth. Raises :class:`RecordError` for text that is not one JSON value or
+    a value nested too deep."""
     if isinstance(data, (str, bytes)):
-        try:
-            data = jsonsafe.loads(data, "the record")
-        except json.JSONDecodeError as exc:
-            if exc.msg == "Extra data" and exc.lineno > 1:
-                raise RecordError(f"not one record: a second JSON value starts on line {exc.lineno} "
-                                  "(a JSON Lines file of several records?); a record file "
-                                  "holds one JSON object, so save one line on its own") from exc
-            raise RecordError(f"not JSON: {exc}") from exc
-        except jsonsafe.NestingError as exc:
-            raise RecordError(str(exc)) from exc
-        except ValueError as exc:
-            raise RecordError(f"not JSON: {exc}") from exc
-    else:
-        try:
-            jsonsafe.check_depth(data, "the record")
-        except jsonsafe.NestingError as exc:
-            raise RecordError(str(exc)) from exc
+        return _loads(data)
+    try:
+        jsonsafe.check_depth(data, "the record")
+    except jsonsafe.NestingError as exc:
+        raise RecordError(str(exc)) from exc
+    return data
+
+
+def _loads(text: str | bytes) -> Any:
+    """The JSON value of a record's ``text``; :class:`RecordError` names a second value
+    (a JSON Lines file), bad JSON or a value nested too deep."""
+    try:
+        return jsonsafe.loads(text, "the record")
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data" and exc.lineno > 1:
+            raise RecordError(f"not one record: a second JSON value starts on line {exc.lineno} "
+                              "(a JSON Lines file of several records?); a record file "
+                              "holds one JSON object, so save one line on its own") from exc
+        raise RecordError(f"not JSON: {exc}") from exc
+    except jsonsafe.NestingError as exc:
+        raise RecordError(str(exc)) from exc
+    except ValueError as exc:
+        raise RecordError(f"not JSON: {exc}") from exc
+
+
+def _check_keys(data: Any) -> None:
+    """A record is one JSON object with no unknown key and every required key."""
     if not isinstance(data, dict):
         raise RecordError("a record is one JSON object")
     unknown = sorted(set(data) - _KEYS)
@@ -142,6 +174,11 @@ def parse_record(data: Any) -> GameRecord:
     for key in ("format", "game", "time_board", "players", "circle", "moves"):
         if key not in data:
             raise RecordError(f"missing key {key!r}")
+
+
+def _check_header(data: dict) -> None:
+    """``format``, ``game`` and ``time_board`` are strings; the format is this one and
+    the game one of :data:`GAMES`."""
     for key in ("format", "game", "time_board"):
         if not isinstance(data[key], str):
             raise RecordError(f"{key!r} must be a string, got {_kind(data[key])}")
@@ -149,32 +186,31 @@ def parse_record(data: Any) -> GameRecord:
         raise RecordError(f'"format" must be {FORMAT!r}, got {data["format"]!r}')
     if data["game"] not in GAMES:
         raise RecordError(f'"game" must be one of {list(GAMES)}, got {data["game"]!r}')
-    layout = data.get("layout", "dealt")
-    if layout not in LAYOUTS or not isinstance(layout, str):
-        raise RecordError(f'"layout" must be "dealt" or "free", got {_short(layout)}')
+
+
+def _check_body(data: dict) -> None:
+    """``players`` is a list of two names, ``moves`` a list, ``blue`` present exactly for
+    Express and ``meta``, when present, a JSON object."""
     players = data["players"]
     if not (isinstance(players, list) and len(players) == 2 and all(isinstance(p, str) for p in players)):
         raise RecordError('"players" must be a list of two names')
     if not isinstance(data["moves"], list):
         raise RecordError('"moves" must be a list')
-    express = data["game"] == "patchwork-express"
-    if express != ("blue" in data):
+    if (data["game"] == "patchwork-express") != ("blue" in data):
         raise RecordError('"blue" is required for Express and not allowed for Patchwork')
     meta = data.get("meta")
     if meta is not None and not isinstance(meta, dict):
         raise RecordError('"meta" must be a JSON object')
-    record = GameRecord(
-        game=data["game"], time_board=data["time_board"], players=tuple(players),
-        circle=_int_list(data["circle"], "circle"), moves=tuple(data["moves"]),
-        blue=_int_list(data["blue"], "blue") if express else None,
-        result=_check_result(data["result"]) if "result" in data else None, meta=meta,
-        layout=layout)
+
+
+def _check_setup(record: GameRecord) -> None:
+    """The record's time board, circle and blue patches make a game that can start
+    (the engine's own checks); a :class:`SpecError` becomes a :class:`RecordError`."""
     try:
         spec = record.spec()
         new_game(spec=spec, circle=record.circle, blue=record.blue or (), free=record.free)
     except SpecError as exc:
         raise RecordError(str(exc)) from exc
-    return record
 
 
 def _kind(value) -> str:

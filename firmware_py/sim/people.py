@@ -33,34 +33,21 @@ equals the moves made, and how many questions the companion asked.
 from __future__ import annotations
 
 import random
-import re
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..companion import intents
 from ..companion.model import GREEN, YELLOW
 from ..companion.session import Session, Setup
 from ..companion.table_setup import BOARDS, GAMES
-from ..config import validate
-from ..hw.backends import Parts
-from ..hw.parts import RawButton
-from ..hw.sensor_link import SensorOccupancy
 from ..rules import ADVANCE, DISCARD, Buy, PlaceLeather, deal, load_spec, parse_record
-from ..service.loop import Service
+from .people_table import Board, Clock, Table  # noqa: F401  (also read from here)
+from .people_watch import READINGS, Stuck, Watching, WrongRecord  # noqa: F401
 
 STYLES = ("choose", "first", "browse", "knock", "undo", "quick")
 LEAVE_OPEN = 0.15           # share of the questions about one's own move left unanswered
 HANDLING_S = (3.0, 8.0)     # seconds to take a patch and lay it on the quilt (or take buttons)
-READINGS = ("1 move or 2?", "Which moves?")     # titles of questions about several moves
-
-
-class WrongRecord(AssertionError):
-    """The companion showed or saved a game the people did not play."""
-
-
-class Stuck(AssertionError):
-    """The people could not get the companion to take their move."""
 
 
 @dataclass
@@ -82,99 +69,9 @@ class Outcome:
     several: int = 0
 
 
-@dataclass
-class Clock:
-    """The stepping clock (seconds)."""
-
-    t: float = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
-@dataclass
-class Board:
-    """Where the two physical time tokens are: a space each, None while in the air."""
-
-    at: list = field(default_factory=lambda: [0, 0])
-
-    def occupied(self, extra=()) -> frozenset[int]:
-        """What a perfect sensor reads (``extra``: spaces a sliding token also covers)."""
-        return frozenset([s for s in self.at if s is not None] + list(extra))
-
-
-class Table:
-    """The companion and the physical table: buttons, tokens, the clock."""
-
-    def __init__(self, folder: Path, game: str, seed: int, cfg: dict | None = None):
-        self.clock = Clock()
-        self.seed = seed
-        cfg = cfg or validate({"backend": "sim"}, "people")
-        self.cfg = cfg
-        self.service = Service(cfg, Parts(), folder, clock=self.clock,
-                               deal=lambda g: deal(load_spec(g), seed))
-        self.service.resume()
-        self.board = Board()
-        self._seq = 0
-        self._shown: frozenset[int] | None = None
-        self.shown = 0
-        self.answered = 0
-        self._asked = None
-        self.service.step()
-
-    # ----- time and inputs ----------------------------------------------------------------
-    def wait(self, dt: float) -> None:
-        """Let ``dt`` seconds pass, running the loop at every timer it asks for."""
-        end = self.clock.t + dt
-        while True:
-            due = self.service.step()
-            self._count_question()
-            if due is None or self.clock.t + max(due, 0.001) >= end:
-                break
-            self.clock.t += max(due, 0.001)
-        self.clock.t = end
-        self.service.step()
-        self._count_question()
-
-    def _count_question(self) -> None:
-        screen = self.screen
-        asked = None
-        if screen.kind == "prompt" and screen.options:
-            asked = (screen.options, screen.lines)
-        if asked is not None and asked != self._asked:
-            self.shown += 1
-        self._asked = asked
-
-    def press(self, button: str, hold: bool = False) -> None:
-        """A short press (or a hold) of ``button``."""
-        self.service.post(RawButton(button, True, self.clock()))
-        self.wait(self.cfg["buttons"]["hold_seconds"] + 0.1 if hold else 0.05)
-        self.service.post(RawButton(button, False, self.clock()))
-        self.wait(0.05)
-
-    def show(self, extra=(), dwell: float = 0.0) -> None:
-        """Post what the sensor reads now (when it changed), then wait ``dwell``."""
-        now = self.board.occupied(extra)
-        if now != self._shown:
-            self._shown = now
-            self._seq = (self._seq + 1) % 65536
-            self.service.post(SensorOccupancy(now, self._seq, False, self.clock()))
-        self.wait(dwell)
-
-    # ----- what the table shows ------------------------------------------------------------
-    @property
-    def screen(self):
-        """The OLED screen model shown now."""
-        return self.service.status.screen
-
-    @property
-    def lights(self):
-        """The LED lights shown now."""
-        return self.service.status.lights
-
-
-class People:
-    """Two players with one random source; ``truth`` is the game they really play."""
+class People(Watching):
+    """Two players with one random source; ``truth`` is the game they really play
+    (what they see and how they answer: :class:`~firmware_py.sim.people_watch.Watching`)."""
 
     def __init__(self, table: Table, rng: random.Random, game: str, board: str, first: str):
         self.table = table
@@ -370,204 +267,6 @@ class People:
         t.show()
         self.until(lambda s: self._shows(state) and not t.lights.expected, "the board put back")
 
-    # ----- seeing it taken ------------------------------------------------------------------
-    def _shows(self, state) -> bool:
-        """The turn (or end) screen shows ``state``: each player's space, buttons, empty
-        squares and who moves."""
-        screen = self.table.screen
-        if screen.kind not in ("turn", "end") or len(screen.players) != 2:
-            return False
-        colours = self.truth.setup.colours
-        for i, line in enumerate(screen.players):
-            p = state.players[i]
-            if (line.colour, line.position, line.buttons, line.empty) != \
-                    (colours[i], p.position, p.buttons, p.empty):
-                return False
-            if screen.kind == "turn" and line.active != (state.to_move == i):
-                return False
-        return True
-
-    def settle(self, states, moves, leave: bool = False) -> None:
-        """Look at the table until it shows the last of ``states``: answer questions about
-        ``moves`` ((state before, action) pairs) by picture and place, fix the board as the
-        lights say. A shown game that is none of the states passed through is a wrong record.
-        With ``leave``, a question about the last move is left open (kept in
-        :attr:`pending`) unless the game is over or a leather patch is owed."""
-        t = self.table
-        before = moves[0][0] if moves else None
-        for _ in range(60):
-            t.wait(self.rng.uniform(0.3, 0.8))
-            screen = t.screen
-            if self._shows(states[-1]) and not t.lights.expected and not t.lights.wrong:
-                self._taken = []
-                return
-            if screen.kind == "prompt" and screen.options and leave and self._own(moves) \
-                    and not states[-1].over and not states[-1].owed:
-                self.pending = (list(states), list(moves))
-                return
-            if screen.kind == "prompt" and screen.options and screen.title in READINGS:
-                self._answer_reading(moves)
-            elif screen.kind == "prompt" and screen.options:
-                self._answer(moves)
-            elif self._redo(moves):
-                continue
-            elif screen.kind == "prompt" and self.state.owed:
-                return                                     # the leather question: next
-            elif screen.kind in ("turn", "end") and not any(
-                    self._shows(s) for s in ([before] if before else []) + list(states)):
-                raise WrongRecord(f"the table shows a game not played: {screen.players}")
-            elif screen.kind == "mismatch":                # the OLED says what to fix
-                self._fix_board()
-        raise Stuck(f"the table never showed the move; it shows {t.screen.kind} "
-                    f"{t.screen.title!r} {t.screen.lines} {t.screen.notice!r}")
-
-    def _redo(self, moves) -> bool:
-        """A move the table dropped (the token went back, as asked): make it again."""
-        t = self.table
-        for state, action in moves:
-            if self._shows(state) and not t.lights.expected and not t.lights.wrong \
-                    and t.board.at == [p.position for p in state.players]:
-                self._move(state, action, lift=True)
-                return True
-        return False
-
-    def _answer(self, moves) -> None:
-        """Answer "Which move?": NEXT until the selected option is a wanted move (the patch's
-        picture and place match, or action A), then OK; NO (BACK) when none is offered."""
-        t = self.table
-        about = self._about(moves)
-        if not about and self._patience > 0:            # about another space: look again
-            self._patience -= 1
-            return
-        self._patience = 2
-        for _ in range(len(t.screen.options) + 1):
-            screen = t.screen
-            if screen.kind != "prompt" or not screen.options:
-                return
-            picked = next((c for c in screen.patches if c.selected), None)
-            for move in about:
-                if self._is(picked, *move):
-                    t.answered += 1
-                    self._taken.append(move)
-                    t.press("ok")
-                    return
-            t.press("next")
-        t.answered += 1
-        t.press("back")
-
-    def _own(self, moves) -> bool:
-        """The question shown is about the colour that made the last of ``moves``."""
-        found = re.match(r"(Green|Yellow)\b", (self.table.screen.lines or ("",))[0])
-        state = moves[-1][0] if moves else None
-        return bool(found) and state is not None and \
-            self.truth.setup.colours[state.to_move] == found.group(1).lower()
-
-    def _answer_reading(self, moves) -> None:
-        """Answer "1 move or 2?": NEXT until the selected reading (the line's words,
-        the pictures and places of its patches) is exactly the moves this colour made
-        since the table last took one of theirs, then OK; NO (BACK) when none is."""
-        t = self.table
-        for _ in range(len(t.screen.options) + 1):
-            screen = t.screen
-            if screen.kind != "prompt" or screen.title not in READINGS:
-                return
-            made = self._untaken_run(moves, screen.lines[0])
-            if made and self._reads_as(screen, made):
-                t.answered += 1
-                self.several += 1
-                self._taken += made
-                t.press("ok")
-                return
-            t.press("next")
-        t.answered += 1
-        t.press("back")
-
-    def _untaken_run(self, moves, line: str) -> list:
-        """The last run of moves in a row by the colour the ``line`` names that the table
-        has not taken yet."""
-        found = re.match(r"(Green|Yellow)\b", line)
-        colours = self.truth.setup.colours
-        run: list = []
-        for move in moves:
-            state = move[0]
-            if found and colours[state.to_move] == found.group(1).lower() \
-                    and not self._was_taken(move):
-                run.append(move)
-            elif run:
-                run = []
-        return run
-
-    @staticmethod
-    def _reads_as(screen, made) -> bool:
-        """The selected reading (line and pictures) says the moves ``made``, in order."""
-        said = re.match(r"(?:Green|Yellow)(?::|, one move:) (.*)\?$", screen.lines[0])
-        if not said:
-            return False
-        parts = said.group(1).split(", then ")
-        cards = [c for c in screen.patches if c.selected]
-        buys = [(s, a) for s, a in made if isinstance(a, Buy)]
-        if len(parts) != len(made) or len(cards) != len(buys):
-            return False
-        for part, (state, action) in zip(parts, made):
-            words = re.fullmatch(r"(\d)(?:st|nd|rd|th) patch at (\d+)|advance to (\d+)", part)
-            if not words:
-                return False
-            target = intents.target_of(state, action)
-            if isinstance(action, Buy):
-                if words.group(1) is None or (int(words.group(1)), int(words.group(2))) != \
-                        (intents.place_of(state, action), target):
-                    return False
-            elif words.group(3) is None or int(words.group(3)) != target:
-                return False
-        return all(card.shape == state.spec.patches[a.patch].shape
-                   and card.index == intents.place_of(state, a)
-                   for card, (state, a) in zip(cards, buys))
-
-    def _was_taken(self, move) -> bool:
-        return any(move is taken for taken in self._taken)
-
-    def _about(self, moves) -> list:
-        """The moves a question is about: the line names the colour and the space(s)."""
-        found = re.match(r"(Green|Yellow) on ([\d or]+):", (self.table.screen.lines or ("",))[0])
-        if not found:
-            return []
-        colour = found.group(1).lower()
-        spaces = {int(n) for n in found.group(2).split(" or ")}
-        colours = self.truth.setup.colours
-        return [m for m in moves if colours[m[0].to_move] == colour
-                and intents.target_of(*m) in spaces and not self._was_taken(m)]
-
-    @staticmethod
-    def _is(card, state, action) -> bool:
-        if isinstance(action, Buy):
-            patch = state.spec.patches[action.patch]
-            return card is not None and card.shape == patch.shape and \
-                card.index == intents.place_of(state, action)
-        return card is None
-
-    def _fix_board(self) -> None:
-        """Put each token where the LEDs show its colour should stand."""
-        t = self.table
-        colours = self.truth.setup.colours
-        where = dict(t.lights.tokens)
-        for i in (0, 1):
-            space = where.get(colours[i])
-            if space is not None and t.board.at[i] != space:
-                t.board.at[i] = None
-                t.show(dwell=self.rng.uniform(0.1, 0.4))
-                t.board.at[i] = space
-                t.show(dwell=0.2)
-
-    def until(self, predicate, what: str, tries: int = 40) -> None:
-        """Wait (fixing the board as asked) until ``predicate(screen)``."""
-        t = self.table
-        for _ in range(tries):
-            t.wait(0.3)
-            if predicate(t.screen):
-                return
-            if t.screen.kind == "mismatch":
-                self._fix_board()
-        raise Stuck(f"never saw {what}; the table shows {t.screen.kind} {t.screen.title!r}")
 
 
 def play_game(seed: int, folder: str | Path | None = None) -> Outcome:

@@ -70,17 +70,48 @@ def reconcile(started, ended, play_s: float | None, one_run: bool) -> dict:
     Rules: module docstring. ``clock_unset`` lists the keys whose date was taken before
     the clock was set and could not be derived from the other."""
     start, end = parse(started), parse(ended)
-    duration = round(play_s) if play_s is not None and play_s >= 0 else None
-    if duration is None and clock_set(started) and clock_set(ended) and end >= start:
-        duration = round((end - start).total_seconds())
-    if duration is not None and clock_set(ended):
+    duration = _duration(started, ended, play_s)
+    if duration is not None:
+        start, end = _derive(started, ended, duration, one_run)
+    return _meta(start, end, duration)
+
+
+def _duration(started, ended, play_s: float | None) -> int | None:
+    """Whole seconds of play: ``play_s`` when known (>= 0), else the difference of two
+    dates taken by a set clock when ``ended`` is not before ``started``, else None."""
+    if play_s is not None and play_s >= 0:
+        return round(play_s)
+    if clock_set(started) and clock_set(ended) and parse(ended) >= parse(started):
+        return round((parse(ended) - parse(started)).total_seconds())
+    return None
+
+
+def _derive(started, ended, duration: int, one_run: bool) -> tuple:
+    """``(start, end)`` as aware datetimes (or None) once a known ``duration`` (seconds)
+    has corrected the one that the clock falsified (rules: module docstring)."""
+    start, end = parse(started), parse(ended)
+    if clock_set(ended):
         earliest_end = end - timedelta(seconds=duration)
-        if not clock_set(started) and one_run or clock_set(started) and (
-                start > earliest_end + timedelta(seconds=SLACK_S)
-                or one_run and start < earliest_end - timedelta(seconds=SLACK_S)):
+        if _start_falsified(started, earliest_end, one_run):
             start = earliest_end
-    elif duration is not None and one_run and clock_set(started):
+    elif one_run and clock_set(started):
         end = start + timedelta(seconds=duration)      # the clock went back below the floor
+    return start, end
+
+
+def _start_falsified(started, earliest_end: datetime, one_run: bool) -> bool:
+    """True when ``started`` must give way to ``earliest_end`` (``ended - duration``):
+    taken before the clock was set in a game of one run, later than ``earliest_end``
+    beyond :data:`SLACK_S`, or (one run) earlier than it beyond the slack."""
+    if not clock_set(started):
+        return one_run
+    start, slack = parse(started), timedelta(seconds=SLACK_S)
+    return start > earliest_end + slack or one_run and start < earliest_end - slack
+
+
+def _meta(start: datetime | None, end: datetime | None, duration: int | None) -> dict:
+    """The ``meta`` keys of the known values, with ``clock_unset`` naming the dates
+    taken before the clock was set."""
     out: dict = {}
     if start is not None:
         out["started"] = _text(start)
