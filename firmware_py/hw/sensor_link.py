@@ -29,9 +29,11 @@ import errno
 import glob
 import logging
 import os
+import select
 import termios
 import threading
 import time
+import weakref
 from typing import Callable, Iterable
 
 import serial
@@ -91,11 +93,23 @@ class SensorLink:
         self._want_spaces: tuple | None = None
         self._logged = ""
         self._want_stats = False
+        self._fd: int | None = None              # the open port's file descriptor, if it has one
+        self._open_pipe()
+
+    def _open_pipe(self) -> None:
+        """The wake-up pipe: a request or a stop ends the reader's wait (closed by
+        :meth:`stop`, or when the link is collected)."""
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._close_pipe = weakref.finalize(self, _close_fds, self._wake_r, self._wake_w)
 
     def start(self) -> None:
         """Start the reader thread (once). Raises RuntimeError if already running."""
         if self._thread is not None:
             raise RuntimeError("SensorLink already started")
+        if not self._close_pipe.alive:
+            self._open_pipe()            # started again after a stop
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, name="sensor-link", daemon=True)
         self._thread.start()
@@ -108,7 +122,9 @@ class SensorLink:
             self._thread.join(timeout)
             if self._thread.is_alive():
                 LOG.warning("sensor link thread did not stop within %.1f s", timeout)
+                return                   # it may still wait on the pipe: closed when collected
             self._thread = None
+        self._close_pipe()
 
     def stats(self) -> LinkStats:
         """The counters now (thread-safe)."""
@@ -134,7 +150,13 @@ class SensorLink:
 
     def _wake_reader(self) -> None:
         """End a read waiting for its deadline now, so a request goes out at once
-        (pyserial's ``cancel_read``; a port without it waits for its timeout)."""
+        (our own wake-up pipe for a port read with ``select``; pyserial's
+        ``cancel_read`` otherwise; a port with neither waits for its timeout)."""
+        if self._close_pipe.alive:
+            try:
+                os.write(self._wake_w, b"!")
+            except OSError:              # full: a wake-up is already pending
+                pass
         cancel = getattr(self._port, "cancel_read", None)
         if cancel is not None:
             try:
@@ -171,6 +193,7 @@ class SensorLink:
             port = self._open(device, busy)
             if port is not None:
                 self._port, self._last_open = port, self.clock()
+                self._fd = _fileno(port)
                 self._step(lambda s, t: s.connected(t, device))
                 return
         self._step(lambda s, t: s.no_device(t, tried, busy))
@@ -197,14 +220,19 @@ class SensorLink:
 
     def _service(self) -> None:
         try:
-            self._pace()
-            data = self._port.read(self._port.in_waiting or 1)
-            rest = self._port.in_waiting if data else 0
-            if rest:        # woken by a frame's first byte: the rest of it in the same turn
-                data += self._port.read(rest)
+            data = self._read()
         except PORT_ERRORS as exc:
             self._close(f"device lost ({exc.__class__.__name__}: {exc})")
             return
+        if data and not (self._want_snapshot or self._want_stats or self._want_spaces):
+            with self._lock:             # an idle table's heartbeat: the short way
+                reading = self.session.beat(self.clock(), data)
+            if reading is not None:
+                try:
+                    self.post(reading)
+                except Exception:  # the consumer's bug must not kill the reader
+                    LOG.exception("sensor link: post(%r) failed", reading)
+                return
         want, self._want_snapshot = self._want_snapshot, False
         self._apply_spaces()
         want_stats, self._want_stats = self._want_stats, False
@@ -226,16 +254,44 @@ class SensorLink:
         if want is not None:
             self._step(lambda s, t: s.need_spaces(t, *want))
 
-    def _pace(self) -> None:
-        """Let the next read wait until the session's next deadline (at most
-        ``read_timeout``), so that an idle link does not wake for nothing."""
+    def _read(self) -> bytes:
+        """The bytes that came by the session's next deadline (b"" when none did, or a
+        request woke the reader). A port with a file descriptor (a tty or pty) is waited
+        on with one ``select`` beside the wake-up pipe and read with ``os.read``, all that
+        is there in one go: on an idle link this runs once a second for the heartbeat,
+        and pyserial's ``read`` runs through many times more code. Other ports are read
+        through pyserial. Raises one of :data:`PORT_ERRORS` when the device is gone."""
+        fd = self._fd
+        if fd is None:
+            self._port.timeout = self._wait()
+            data = self._port.read(self._port.in_waiting or 1)
+            rest = self._port.in_waiting if data else 0
+            if rest:        # woken by a frame's first byte: the rest of it in the same turn
+                data += self._port.read(rest)
+            return data
+        ready, _, _ = select.select([fd, self._wake_r], [], [], self._wait())
+        if self._wake_r in ready:
+            _drain(self._wake_r)
+        if fd not in ready:
+            return b""
+        try:
+            data = os.read(fd, 4096)
+        except (BlockingIOError, InterruptedError):
+            return b""
+        if not data:                     # as pyserial says it: the device went away
+            raise serial.SerialException("device reports readiness to read but returned no "
+                                         "data (device disconnected or multiple access on "
+                                         "port?)")
+        return data
+
+    def _wait(self) -> float:
+        """Seconds the next read may wait: until the session's next deadline (at most
+        ``read_timeout``, at least 10 ms), so that an idle link does not wake for nothing."""
         with self._lock:
             due = self.session.next_deadline()
             now = self.clock()
         wait = self.timing.read_timeout if due is None else due - now
-        wait = min(self.timing.read_timeout, max(0.01, wait))
-        if abs(wait - (getattr(self._port, "timeout", None) or 0.0)) > 0.005:
-            self._port.timeout = wait
+        return min(self.timing.read_timeout, max(0.01, wait))
 
     def _step(self, action) -> None:
         """Run ``action(session, now)`` under the lock, then post, write and drop."""
@@ -252,7 +308,7 @@ class SensorLink:
             self._close(drop)
 
     def _close(self, reason: str) -> None:
-        port, self._port = self._port, None
+        port, self._port, self._fd = self._port, None, None
         if port is None:
             return
         try:
@@ -279,6 +335,32 @@ class SensorLink:
                 self.post(event)
             except Exception:  # the consumer's bug must not kill the reader
                 LOG.exception("sensor link: post(%r) failed", event)
+
+
+def _fileno(port) -> int | None:
+    """The port's file descriptor, or None when it has none (a URL handler's port)."""
+    try:
+        return port.fileno()
+    except (AttributeError, *PORT_ERRORS):
+        return None
+
+
+def _close_fds(*fds: int) -> None:
+    """Close the wake-up pipe's ends."""
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _drain(fd: int) -> None:
+    """Empty the wake-up pipe (non-blocking)."""
+    try:
+        while os.read(fd, 64):
+            pass
+    except OSError:
+        pass
 
 
 def _locked(exc: BaseException) -> bool:

@@ -297,8 +297,19 @@ def frame_body(frame: Frame) -> str:
 
 def encode(frame: Frame) -> bytes:
     """The complete line for ``frame``: ``$`` body ``*`` CRC ``\\r\\n`` as ASCII bytes."""
-    body = frame_body(frame).encode("ascii")
-    return b"$" + body + b"*" + f"{crc16_ccitt_false(body):04X}".encode("ascii") + b"\r\n"
+    return line_of(frame_body(frame).encode("ascii"))
+
+
+def line_of(body: bytes) -> bytes:
+    """The complete line for a frame ``body`` (ASCII, between ``$`` and ``*``)."""
+    return b"$%s*%04X\r\n" % (body, binascii.crc_hqx(body, 0xFFFF))
+
+
+def heartbeat_line(seq: int, spaces: int, bitmap: bytes) -> bytes:
+    """The BEAT line of sequence number ``seq`` (0..65535) for a board of ``spaces`` whose
+    occupancy is ``bitmap`` (:func:`bitmap_hex` as ASCII bytes): what :func:`encode` gives
+    for ``Heartbeat(seq, spaces, occupied)``, without building the frame."""
+    return line_of(b"PW,BEAT,%d,%d,%s" % (seq, spaces, bitmap))
 
 
 # ------------------------------------------------------------------ decoding
@@ -435,6 +446,11 @@ class FrameParser:
         self.handshake_errors: list[str] = []
         self.unreadable_hellos: list[bytes] = []
         self._counts = dict.fromkeys(ParserStats.__dataclass_fields__, 0)
+
+    @property
+    def idle(self) -> bool:
+        """True when no part of a line waits in the buffer (the next bytes start a line)."""
+        return not self._buf and not self._cut
 
     @property
     def stats(self) -> ParserStats:

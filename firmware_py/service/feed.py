@@ -85,7 +85,7 @@ FORMAT = "patchwork-live/1"
 LIVE_FILE = "live.json"
 SOCKETS = "feed"
 MAX_DATAGRAM = 200_000      #: larger snapshots are announced only (read live.json)
-BEAT_SECONDS = 5.0          #: a quiet publisher touches live.json this often (it still runs)
+BEAT_SECONDS = 10.0         #: a quiet publisher touches live.json this often (it still runs)
 STALE_SECONDS = 20.0        #: live.json untouched this long: the game service has stopped
 
 

@@ -550,3 +550,66 @@ def test_a_refused_hello_keeps_its_own_diagnosis_after_ten_seconds():
     reasons = _reasons(s)
     assert reasons and all("protocol" in r for r in reasons)
     assert not any("no HELLO" in r for r in reasons)
+
+
+def _online_session():
+    s = LinkSession(54)
+    s.connected(10.0, "/dev/ttyACM0")
+    s.received(10.0, sp.encode(sp.Hello(0, sp.PROTOCOL_VERSION, "1.0", 54)))
+    s.received(10.1, sp.encode(sp.Snapshot(1, 54, frozenset({0, 7}))))
+    s.drain()
+    return s
+
+
+def test_the_expected_heartbeat_is_taken_as_a_parsed_one_would_be():
+    """An unchanged board's heartbeat is recognised by its exact bytes and taken without
+    parsing: the same counters, sequence, events and deadlines as a session that parses
+    every frame (fed byte by byte, so no read is ever the whole expected line)."""
+    fast, slow = _online_session(), _online_session()
+    for i, now in enumerate((11.1, 12.1, 13.1)):
+        line = sp.encode(sp.Heartbeat(2 + i, 54, frozenset({0, 7})))
+        assert fast.next_beat == line
+        fast.received(now, line)
+        for byte in line:                            # byte by byte: always parsed
+            slow.received(now, bytes([byte]))
+        fast.tick(now)
+        slow.tick(now)
+        (fe, _, fd), (se, _, sd) = fast.drain(), slow.drain()
+        assert fe == se and fd == sd is None
+        assert fast.stats(now) == slow.stats(now) and fast.next_deadline() == slow.next_deadline()
+    assert fast.parser.stats.frames == 2 and slow.parser.stats.frames == 5   # the shortcut taken
+
+
+def test_a_heartbeat_of_another_board_or_out_of_sequence_is_parsed():
+    s = _online_session()
+    moved = sp.encode(sp.Heartbeat(2, 54, frozenset({0, 8})))
+    assert moved != s.next_beat
+    s.received(11.0, moved)
+    events, _, _ = s.drain()
+    assert [e.occupied for e in events] == [frozenset({0, 8})]
+    gap = sp.encode(sp.Heartbeat(5, 54, frozenset({0, 8})))   # seq 3 and 4 lost
+    s.received(12.0, gap)
+    assert s.stats(12.0).gaps == 1
+
+
+def test_a_calm_links_heartbeat_takes_the_short_way_with_the_same_outcome():
+    """``beat``: the expected heartbeat on a calm link gives the reading and the state a
+    full ``received`` and ``tick`` give; anything else (another board, errors in the
+    window) is refused, so the caller takes the usual way."""
+    short, full = _online_session(), _online_session()
+    for s in (short, full):
+        s.tick(10.2)
+        s.drain()
+    for i, now in enumerate((11.1, 12.1, 13.1)):
+        line = sp.encode(sp.Heartbeat(2 + i, 54, frozenset({0, 7})))
+        reading = short.beat(now, line)
+        full.received(now, line)
+        full.tick(now)
+        events, out, drop = full.drain()
+        assert [reading] == events and not out and drop is None
+        assert short.stats(now) == full.stats(now) and short.next_deadline() == full.next_deadline()
+    moved = sp.encode(sp.Heartbeat(5, 54, frozenset({0, 8})))
+    assert short.beat(14.1, moved) is None
+    short.received(14.1, b"$PW,BEAT,6,54,0*0000\r\n")          # a bad CRC: an error
+    short.received(14.2, sp.encode(sp.Heartbeat(6, 54, frozenset({0, 8}))))
+    assert short.beat(15.1, short.next_beat) is None           # errors in the window

@@ -349,3 +349,10 @@ def test_scan_stats_frame_is_exact_and_gives_the_rate():
 def test_scan_stats_field_errors(body):
     with pytest.raises(sp.FieldError):
         sp.decode_line(line_with_crc(body))
+
+
+@pytest.mark.parametrize("seq, occupied", [(0, frozenset()), (65535, frozenset({0, 53})),
+                                           (17, frozenset(range(0, 54, 3)))])
+def test_the_heartbeat_line_is_the_encoded_heartbeat(seq, occupied):
+    bitmap = sp.bitmap_hex(occupied, 54).encode("ascii")
+    assert sp.heartbeat_line(seq, 54, bitmap) == sp.encode(sp.Heartbeat(seq, 54, occupied))
