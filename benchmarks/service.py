@@ -78,6 +78,7 @@ from firmware_py.hw.oled_pages import ByteCounter, PagedSh1106, PagedSsd1306  # 
 from firmware_py.hw.sensor_link import SensorLink             # noqa: E402
 from firmware_py.rules import Advance, Buy, PlaceLeather, move_to_action, parse_record  # noqa: E402
 from firmware_py.rules import untracked_copy                  # noqa: E402
+from firmware_py.service.feed import BEAT_SECONDS               # noqa: E402
 from firmware_py.service.loop import Service                       # noqa: E402
 from firmware_py.view.leds import TOKEN_RGB, WHITE, LedFrames, LedLayout   # noqa: E402
 from firmware_py.view.oled import render                      # noqa: E402
@@ -893,7 +894,7 @@ def report(m: dict, oled: dict, live: dict, pulsing: dict, still: dict, ready: d
         f"first set-up question, over {still['seconds']:.0f} s in {still['rounds']} windows, "
         f"{still['lo']:.4f}..{still['hi']:.4f}; simulated sensor process apart "
         f"{still['sim_sensor_pct']:.4f} %; nothing animates: the sensor link wakes for the "
-        f"sensor's heartbeat, the feed for its beat every 5 s)",
+        f"sensor's heartbeat, the feed for its beat every {BEAT_SECONDS:g} s)",
         f"idle floor: {still['floor_pct']:.4f} % of a core   (a Python process waking once a "
         f"second to do nothing, over the same {still['seconds']:.0f} s)",
         f"idle still vs floor: {ratio:.1f} x   (service process; with the simulated sensor's "
