@@ -1,6 +1,6 @@
 """The house: every module of firmware_py/ lives in a room, and rooms import only downward.
 
-The floors (``../shared``'s design, and the README's "How the code is organised"):
+The floors (the README's "How the code is organised" draws them):
 
     rules | disk | logs (0) <- companion (1) <- view | hw | store | ai (2)
     <- service | config (3) <- analysis | web | club | bench | deploy | sim (4)
