@@ -54,7 +54,7 @@ class BoxPart:
     def view(self) -> BoxView:
         """The box's part of the table's view."""
         return BoxView(self.seat(), self.move, self.waiting, self.problem, self.hint,
-                       self.wanted(), self.last(), self.expected())
+                       self.wanted(), self.expected())
 
     # ----- asking -----------------------------------------------------------------
     def seat(self) -> int | None:

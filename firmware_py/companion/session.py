@@ -143,6 +143,16 @@ class Correction:
         return Adjust(self.player, self.delta)
 
 
+def quilt_of(boxes) -> int:
+    """The squares covered by the box's moves among ``boxes`` (per turn group, a
+    :class:`~.opponent.BoxMove` or None), as a bitmask."""
+    quilt = 0
+    for move in boxes:
+        if move is not None:
+            quilt |= move.squares
+    return quilt
+
+
 class Session:
     """The game in progress: ``setup``, ``groups`` of accepted actions, and the state.
 
@@ -218,11 +228,7 @@ class Session:
     def box_quilt(self) -> int:
         """The box's quilt now: every square its moves so far covered (bitmask; 0 in a
         game of two people)."""
-        quilt = 0
-        for move in self.boxes:
-            if move is not None:
-                quilt |= move.squares
-        return quilt
+        return quilt_of(self.boxes)
 
     def box_record(self) -> dict | None:
         """The ``meta.box_quilt`` of a game against the box (None otherwise): ``player``

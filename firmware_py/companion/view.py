@@ -14,7 +14,7 @@ from typing import Mapping
 
 from ..rules import GameRecord, GameState
 from .opponent import BoxMove
-from .session import Session, Setup
+from .session import Session, Setup, quilt_of
 from .tokens import Expectation, Verdict
 
 
@@ -85,11 +85,7 @@ class Game:
 
     def box_quilt(self) -> int:
         """The box's quilt (bitmask of covered squares; 0 in a game of two people)."""
-        quilt = 0
-        for move in self.boxes:
-            if move is not None:
-                quilt |= move.squares
-        return quilt
+        return quilt_of(self.boxes)
 
 
 @dataclass(frozen=True)
@@ -98,9 +94,8 @@ class BoxView:
     people or in setup); ``move``: its move shown now (or None); ``waiting``: its search
     is running; ``problem``: why its last answer was refused ("" none); ``hint``: the
     hint found (hint mode); ``wanted``: the key of the open request whose answer the
-    table would still take (None: a running search may stop); ``last``: the box's move
-    when the last group was its turn; ``expected``: the action whose space counts in box
-    mode (None while it thinks)."""
+    table would still take (None: a running search may stop); ``expected``: the action
+    whose space counts in box mode (None while it thinks)."""
 
     seat: int | None = None
     move: BoxMove | None = None
@@ -108,7 +103,6 @@ class BoxView:
     problem: str = ""
     hint: BoxMove | None = None
     wanted: int | None = None
-    last: BoxMove | None = None
     expected: object = None
 
 
@@ -172,7 +166,3 @@ class TableView:
     def selected(self):
         """The action shown as chosen with NEXT (kept while a move is confirmed), or None."""
         return self.intent
-
-    def armed_action(self):
-        """The action chosen with NEXT and confirmed with OK, or None."""
-        return self.intent if self.armed else None
