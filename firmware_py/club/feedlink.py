@@ -74,13 +74,13 @@ class FeedLink:
                 self._offer(newest)
             self.watch_service()
 
-    def watch_service(self, now: float | None = None) -> None:
-        """Tell the bridge when the game service stops (its feed has gone quiet past
-        ``feed.STALE_SECONDS``, see :func:`~firmware_py.service.feed.feed_age`) and when it
-        runs again; the scoreboard then shows the table offline."""
-        from ..web.feed import STALE_SECONDS, feed_age
-        age = feed_age(self.folder, now)
-        running = age is None or age <= STALE_SECONDS
+    def watch_service(self) -> None:
+        """Tell the bridge when the game service stops (it no longer holds the feed's
+        lock, see :func:`~firmware_py.web.feed.service_running`) and when it runs
+        again; the scoreboard then shows the table offline. Nothing published yet:
+        running, as far as anyone knows."""
+        from ..web.feed import service_running
+        running = service_running(self.folder) is not False
         if running != self.running:
             self.running = running
             self.bridge.service_running(running)

@@ -8,6 +8,7 @@ under systemd, else ``$XDG_RUNTIME_DIR/patchwork-companion``, else
 ``<tmp>/patchwork-companion-<uid>``)::
 
     <feed folder>/live.json          the latest snapshot (written atomically)
+    <feed folder>/live.lock          held (``flock``) by the publishing service while it runs
     <feed folder>/feed/<name>.sock   one AF_UNIX datagram socket per consumer
 
 Publisher (in the game service): :class:`FeedPublisher` is an output part like
@@ -20,7 +21,12 @@ sends the snapshot as one datagram to every socket in ``feed/`` with
 socket file) or that never reads simply misses that datagram. Nothing the
 consumers do can block or slow the game loop, and the loop never waits for
 the publisher either (a slow disk only delays the feed). No network socket
-is opened: AF_UNIX only.
+is opened: AF_UNIX only. From its first snapshot to its end the publisher holds an
+exclusive ``flock`` on ``live.lock``; the kernel lets it go when the process ends,
+however it ends (a clean stop, a crash, SIGKILL), so a reader knows at once whether
+the service still runs (``web.feed.service_running``) and the service never wakes
+just to say so. A clean stop touches ``live.json`` first: its mtime is then the
+moment the service stopped.
 
 Consumer (web, club, sim: see :mod:`firmware_py.web.feed`): ``FeedSubscriber`` binds ``feed/<name>.sock`` and
 reads snapshots; ``read_live`` reads ``live.json`` (to start from, or to
@@ -65,6 +71,7 @@ from __future__ import annotations
 
 import base64
 import errno
+import fcntl
 import hashlib
 import io
 import json
@@ -83,10 +90,10 @@ LOG = logging.getLogger(__name__)
 
 FORMAT = "patchwork-live/1"
 LIVE_FILE = "live.json"
+LOCK_FILE = "live.lock"     #: flock-ed by the publishing service for as long as it runs
 SOCKETS = "feed"
 MAX_DATAGRAM = 200_000      #: larger snapshots are announced only (read live.json)
-BEAT_SECONDS = 10.0         #: a quiet publisher touches live.json this often (it still runs)
-STALE_SECONDS = 20.0        #: live.json untouched this long: the game service has stopped
+LOCK_TRIES = 100            #: 10 ms apart: a reader's test holds the lock for microseconds
 
 
 def feed_dir(cfg: dict | None = None) -> Path:
@@ -341,6 +348,7 @@ class FeedPublisher:
         self._thread: threading.Thread | None = None
         self.published = 0        # snapshots written so far (for tests and tools)
         self._last: Capture | None = None   # the last capture published (equal ones are skipped)
+        self._lock_fd: int | None = None    # live.lock, held from the first snapshot on
 
     def submit(self, cap: Capture) -> None:
         """Hand the latest capture to the publisher thread (never blocks, never raises)."""
@@ -362,15 +370,11 @@ class FeedPublisher:
             return                      # publish nothing into a folder that is not ours
         while True:
             with self._cond:
-                if self._pending is None and not self._closing:
-                    self._cond.wait(BEAT_SECONDS)
-                quiet = self._pending is None and not self._closing
-                if self._pending is None and not quiet:
+                while self._pending is None and not self._closing:
+                    self._cond.wait()           # nothing to do until a capture comes
+                if self._pending is None:
                     return
                 cap, self._pending = self._pending, None
-            if quiet:
-                self._beat()                    # readers see the service still runs
-                continue
             if cap == self._last:       # nothing a reader sees changed (e.g. a button's press edge)
                 continue
             try:
@@ -379,14 +383,47 @@ class FeedPublisher:
             except Exception as exc:  # noqa: BLE001  the feed must never take the game down
                 self._fail(exc)
 
-    def _beat(self) -> None:
-        """Touch ``live.json`` (its mtime is the service's sign of life, see
-        ``web.feed.feed_age``); nothing when nothing was published yet."""
-        if self.published:
+    def _hold_lock(self) -> None:
+        """Take ``live.lock`` (exclusive ``flock``, kept until :meth:`close` or the
+        process's end): readers test it to know the service runs. A reader's test holds
+        it for microseconds, so a busy lock is tried again :data:`LOCK_TRIES` times; one
+        held for longer means another service publishes into this folder (said in the
+        log, and the feed goes on). Never raises: an error is said as the feed's failure."""
+        if self._lock_fd is not None:
+            return
+        try:
+            fd = os.open(self.folder / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o640)
+        except OSError as exc:
+            self._fail(exc)
+            return
+        self._lock_fd = fd
+        try:
+            os.fchmod(fd, 0o640)        # the web page's user (the group) tests it, whatever the umask
+        except OSError:
+            pass                        # another user's file that we may still lock
+        for _ in range(LOCK_TRIES):
             try:
-                os.utime(self.folder / LIVE_FILE)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                time.sleep(0.01)
             except OSError as exc:
                 self._fail(exc)
+                return
+        LOG.warning("live feed in %s: another game service holds %s: the page may call this "
+                    "box stopped when that one stops", self.folder, LOCK_FILE)
+
+    def _let_go(self) -> None:
+        """A clean stop: touch ``live.json`` (its mtime says when the service stopped),
+        then let ``live.lock`` go."""
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is None:
+            return
+        try:
+            os.utime(self.folder / LIVE_FILE)
+        except OSError:
+            pass                         # removed by hand: nothing to date
+        os.close(fd)
 
     def _fail(self, exc: BaseException) -> None:
         if not self.failed:
@@ -394,7 +431,9 @@ class FeedPublisher:
         self.failed = f"{type(exc).__name__}: {exc}"
 
     def publish(self, cap: Capture) -> dict:
-        """Build, write and send one snapshot now (on the calling thread); returns it."""
+        """Build, write and send one snapshot now (on the calling thread); returns it.
+        The first one takes ``live.lock`` (see :meth:`_hold_lock`)."""
+        self._hold_lock()
         self.seq += 1
         snap = build_snapshot(cap, self.seq, self.run)
         data = json.dumps(snap, separators=(",", ":")).encode()
@@ -424,7 +463,8 @@ class FeedPublisher:
                     LOG.debug("live feed: %s: %s", path, exc)
 
     def close(self, timeout: float = 1.0) -> None:
-        """Publish what is pending, then stop the thread (waits at most ``timeout`` s)."""
+        """Publish what is pending, then stop the thread (waits at most ``timeout`` s)
+        and let ``live.lock`` go: readers see the service stopped."""
         with self._cond:
             self._closing = True
             thread = self._thread
@@ -432,6 +472,8 @@ class FeedPublisher:
         if thread is not None:
             thread.join(timeout)
         self._sock.close()
+        if thread is None or not thread.is_alive():
+            self._let_go()
 
 
 def bind_datagram(path: Path, receive_buffer: int | None = None) -> socket.socket:

@@ -4,29 +4,53 @@ The game service publishes (:mod:`firmware_py.service.feed`, which also defines 
 folder, the snapshot's format and the control socket); the processes that read it
 use this module: :class:`FeedSubscriber` binds ``<feed folder>/feed/<name>.sock``
 and receives snapshots, :func:`read_live` reads ``live.json`` (to start from, or to
-catch up), :func:`feed_age` tells whether the service still runs, and
+catch up), :func:`service_running` tells whether the service still runs and
+:func:`feed_age` how long ago it last published (or stopped), and
 :func:`send_control` asks it to show a web PIN on the OLED.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
+import os
 import socket
 import time
 from pathlib import Path
 
-from ..service.feed import CONTROL, FORMAT, LIVE_FILE, SOCKETS, STALE_SECONDS, bind_datagram, ensure_folder
+from ..service.feed import (CONTROL, FORMAT, LIVE_FILE, LOCK_FILE, SOCKETS, bind_datagram,
+                            ensure_folder)
 
 LOG = logging.getLogger(__name__)
 
-__all__ = ["FeedSubscriber", "STALE_SECONDS", "feed_age", "read_live", "send_control"]
+__all__ = ["FeedSubscriber", "feed_age", "read_live", "send_control", "service_running"]
+
+
+def service_running(folder: str | Path) -> bool | None:
+    """Whether a game service publishes into ``folder`` now: True while one holds
+    ``live.lock`` (from its first snapshot to its end), False when nobody does (it
+    stopped, cleanly or not: the kernel lets a dead process's lock go), None when
+    there is no lock file to test (nothing published there yet) or it cannot be
+    opened. The test takes a shared lock for microseconds; never raises."""
+    try:
+        fd = os.open(Path(folder) / LOCK_FILE, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return None
+    finally:
+        os.close(fd)                       # lets our own shared lock go at once
+    return False
 
 
 def feed_age(folder: str | Path, now: float | None = None) -> float | None:
-    """Seconds since the game service publishing into ``folder`` was last heard
-    of (``live.json``'s mtime: written on every change, touched every
-    :data:`BEAT_SECONDS` while quiet); None when nothing was ever published.
-    More than :data:`STALE_SECONDS` means the service has stopped."""
+    """Seconds (``now``: Unix time, default the clock's) since ``live.json`` in
+    ``folder`` was written: the last snapshot, or the moment the service stopped
+    cleanly (it touches the file then); None when nothing was ever published."""
     try:
         mtime = (Path(folder) / LIVE_FILE).stat().st_mtime
     except OSError:

@@ -16,11 +16,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from pathlib import Path
 from typing import Callable
 
 from ..service.feed import LIVE_FILE
-from .feed import STALE_SECONDS, FeedSubscriber, feed_age, read_live
+from .feed import FeedSubscriber, feed_age, read_live, service_running
 
 LOG = logging.getLogger(__name__)
 
@@ -75,6 +76,7 @@ class LiveHub:
         self.received = 0
         self._mtime = 0                 # live.json's mtime when last read
         self.stopped: int | None = None  # whole minutes since the service stopped (None: runs)
+        self._heard: float | None = None  # Unix time of the last check that found it running
         self.on_pin_asked: Callable[[], None] = lambda: None
 
     async def start(self) -> None:
@@ -116,19 +118,27 @@ class LiveHub:
             client.offer(event)
 
     def check_alive(self, now: float | None = None) -> None:
-        """Say on every page when the game service has stopped: the snapshot held is
-        sent again with ``stopped_s`` (seconds since it was last heard of, see
-        :func:`~firmware_py.service.feed.feed_age`), again each whole minute; without it once
-        the service is heard of again."""
+        """Say on every page when the game service has stopped (it no longer holds the
+        feed's lock, see :func:`~firmware_py.web.feed.service_running`): the snapshot
+        held is sent again with ``stopped_s``, the seconds (``now``: Unix time) since
+        it was last heard of (the later of ``live.json``'s mtime, which a clean stop
+        touches, and the last check that found it running), again each whole minute;
+        without it once the service runs again. No lock file to test: not said."""
         if self.snapshot is None:
             return
-        age = feed_age(self.folder, now)
-        stale = age is not None and age > STALE_SECONDS
-        minute = int(age // 60) if stale else None
+        now = time.time() if now is None else now
+        age = None
+        if service_running(self.folder) is False:
+            ages = [a for a in (feed_age(self.folder, now),
+                                None if self._heard is None else now - self._heard) if a is not None]
+            age = max(0.0, min(ages, default=0.0))
+        else:
+            self._heard = now
+        minute = None if age is None else int(age // 60)
         if minute == self.stopped:
             return
         self.stopped = minute
-        self._push(sse_event({**self.snapshot, "stopped_s": int(age)} if stale
+        self._push(sse_event({**self.snapshot, "stopped_s": int(age)} if age is not None
                              else self.snapshot))
 
     async def _watch(self) -> None:

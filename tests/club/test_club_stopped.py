@@ -1,13 +1,11 @@
 """The club scoreboard says when a box's game service stopped: the box's bridge sees
-the live feed go quiet and marks its table offline; the board says for how long."""
+the service let the live feed's lock go and marks its table offline; the board says
+for how long."""
 from __future__ import annotations
-
-import os
-import time
 
 from firmware_py.club.board import Board
 from firmware_py.club.feedlink import FeedLink
-from firmware_py.service.feed import LIVE_FILE, STALE_SECONDS
+from firmware_py.service.feed import FeedPublisher
 
 
 def test_the_board_says_how_long_a_table_has_been_offline():
@@ -33,17 +31,22 @@ class Said:
 
 
 def test_the_feed_link_tells_the_bridge_when_the_service_stops_and_runs_again(tmp_path):
-    (tmp_path / LIVE_FILE).write_text("{}")
+    from test_feed import _capture, _ui_after
+    from test_faults_rig import GOLDEN_RECORDS
+    (tmp_path / "feed").mkdir(mode=0o750)
     link = FeedLink.__new__(FeedLink)           # the watch alone, no socket or thread
     link.folder, link.running, link.bridge = tmp_path, None, Said()
-    now = time.time()
-    link.watch_service(now)
-    link.watch_service(now + 1)
+    link.watch_service()                        # nothing published yet: not called stopped
+    publisher = FeedPublisher(tmp_path)
+    publisher.publish(_capture(_ui_after(GOLDEN_RECORDS[0], 3)))
+    link.watch_service()
     assert link.bridge.running == [True]
-    old = now - STALE_SECONDS - 60
-    os.utime(tmp_path / LIVE_FILE, (old, old))
-    link.watch_service(now)
+    publisher.close()
+    link.watch_service()
+    link.watch_service()
     assert link.bridge.running == [True, False]
-    os.utime(tmp_path / LIVE_FILE, (now, now))
-    link.watch_service(now)
+    again = FeedPublisher(tmp_path)
+    again.publish(_capture(_ui_after(GOLDEN_RECORDS[0], 4)))
+    link.watch_service()
     assert link.bridge.running == [True, False, True]
+    again.close()

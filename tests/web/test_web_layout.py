@@ -68,12 +68,17 @@ def _ui_after(record, turns: int, free: bool = False) -> TableRig:
     return ui_after(record, turns, free=free)
 
 
-def _publish(folder, ui) -> dict:
+def _publish(folder, ui, stop: bool = False) -> dict:
+    """Publish ``ui``'s table into ``folder``; the publisher left running (holding the
+    feed's lock until the test process ends) unless ``stop``."""
     publisher = FeedPublisher(folder)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "feed").mkdir(exist_ok=True, mode=0o750)
     snap = publisher.publish(capture_view(ui.view(), ui.warnings, build_screen(ui.view(), ui.warnings.values()), build_lights(ui.view())))
-    publisher._sock.close()
+    if stop:
+        publisher.close()
+    else:
+        publisher._sock.close()
     return snap
 
 
@@ -127,9 +132,9 @@ def test_the_live_page_waits_clearly_before_the_first_game(tmp_path, browser):
 def test_the_live_page_says_when_the_box_stopped(tmp_path, browser):
     from selenium.webdriver.common.by import By
     feed = tmp_path / "feed"
-    _publish(feed, _ui_after(GOLDEN_RECORDS[1], 12))
+    _publish(feed, _ui_after(GOLDEN_RECORDS[1], 12), stop=True)
     old = time.time() - 7 * 60
-    os.utime(feed / "live.json", (old, old))          # nothing heard for seven minutes
+    os.utime(feed / "live.json", (old, old))          # it stopped seven minutes ago
     with ServerThread(make_app(feed, None, tmp_path / "names.json")) as server:
         _width(browser, 390)
         browser.get(server.url + "/")

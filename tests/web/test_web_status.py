@@ -1,14 +1,17 @@
 """Streamed exports equal the command line's, read in batches; the live feed's
-heartbeat and the page's "the box stopped" note."""
+lock (the service's sign of life) and the page's "the box stopped" note."""
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import signal
+import subprocess
+import sys
 import time
 
-from firmware_py.service.feed import LIVE_FILE, STALE_SECONDS, FeedPublisher
-from firmware_py.web.feed import feed_age
+from firmware_py.service.feed import LIVE_FILE, FeedPublisher
+from firmware_py.web.feed import feed_age, service_running
 from firmware_py.store.export import (bgstats_chunks, csv_chunks, iter_rows_oldest_first,
                                       rows_oldest_first, to_bgstats, to_csv, to_jsonl)
 from firmware_py.web.library import Library
@@ -52,43 +55,77 @@ def test_the_stream_hands_over_pieces_and_raises_a_generators_error():
     assert asyncio.run(read()) == ([b"a", b"b"], "records/x.json: not JSON")
 
 
-def test_a_quiet_publisher_still_touches_live_json(tmp_path, monkeypatch):
-    import firmware_py.service.feed as feed
-    monkeypatch.setattr(feed, "BEAT_SECONDS", 0.05)
+def _wait_for(condition, what: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)
+
+
+def test_the_publisher_holds_the_feed_lock_while_it_runs_and_dates_its_stop(tmp_path):
     from test_feed import _capture, _ui_after
     from test_faults_rig import GOLDEN_RECORDS
     publisher = FeedPublisher(tmp_path)
+    assert service_running(tmp_path) is None               # nothing published: nothing known
     publisher.submit(_capture(_ui_after(GOLDEN_RECORDS[0], 3)))
-    deadline = time.monotonic() + 10
-    while not (tmp_path / LIVE_FILE).exists() and time.monotonic() < deadline:
-        time.sleep(0.01)
+    _wait_for(lambda: (tmp_path / LIVE_FILE).exists(), "the first snapshot")
+    assert service_running(tmp_path) is True
+    assert service_running(tmp_path) is True               # a reader's test lets its own lock go
     old = time.time() - 600
-    os.utime(tmp_path / LIVE_FILE, (old, old))
-    while feed_age(tmp_path) > 60 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    os.utime(tmp_path / LIVE_FILE, (old, old))             # quiet for ten minutes: still running
+    assert service_running(tmp_path) is True
     publisher.close()
-    assert feed_age(tmp_path) < STALE_SECONDS
+    assert service_running(tmp_path) is False
+    assert feed_age(tmp_path) < 5                          # a clean stop dates itself
+
+
+KILLED = """
+import sys, time
+from firmware_py.service.feed import FeedPublisher, ensure_folder
+from pathlib import Path
+publisher = FeedPublisher(ensure_folder(Path(sys.argv[1])))
+publisher._hold_lock()
+print("holding", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_killed_service_is_known_stopped_at_once(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-c", KILLED, str(tmp_path)], stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stdout.readline().strip() == "holding"
+        assert service_running(tmp_path) is True
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    assert service_running(tmp_path) is False              # the kernel let the lock go
 
 
 def test_the_hub_says_when_the_box_stopped_and_when_it_is_back(tmp_path):
     from test_feed import _capture, _ui_after
     from test_faults_rig import GOLDEN_RECORDS
-    publisher = FeedPublisher(tmp_path)
     (tmp_path / "feed").mkdir(mode=0o750)
+    publisher = FeedPublisher(tmp_path)
     publisher.publish(_capture(_ui_after(GOLDEN_RECORDS[0], 3)))
-    publisher._sock.close()
     hub = LiveHub(tmp_path)
     now = time.time()
-    hub.check_alive(now)
-    assert b"stopped_s" not in hub.event                    # just published: running
-    hub.check_alive(now + STALE_SECONDS + 125)
+    hub.check_alive(now + 600)
+    assert b"stopped_s" not in hub.event                   # quiet, but it runs
+    publisher.close()
+    hub.check_alive(now + 600 + 125)                       # last found running 125 s before
     event = json.loads(hub.event.decode().split("data: ", 1)[1])
-    assert event["stopped_s"] >= 125 and event["seq"] == hub.snapshot["seq"]
+    assert event["stopped_s"] == 125 and event["seq"] == hub.snapshot["seq"]
     before = hub.event
-    hub.check_alive(now + STALE_SECONDS + 130)              # the same minute: not sent again
+    hub.check_alive(now + 600 + 130)                       # the same minute: not sent again
     assert hub.event is before
-    hub.check_alive(now)                                    # heard of again
+    hub.check_alive(now + 600 + 185)                       # the next minute: sent again
+    assert json.loads(hub.event.decode().split("data: ", 1)[1])["stopped_s"] == 185
+    again = FeedPublisher(tmp_path)
+    again.publish(_capture(_ui_after(GOLDEN_RECORDS[0], 4)))
+    hub.check_alive(now + 700)                             # running again
     assert b"stopped_s" not in hub.event
+    again.close()
 
 
 def test_the_page_gets_the_oleds_words_for_a_warning_and_the_full_text_beside():
