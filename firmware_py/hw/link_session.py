@@ -5,6 +5,7 @@ so tests step time by hand; :class:`~firmware_py.hw.sensor_link.SensorLink` runs
 from __future__ import annotations
 
 import collections
+from typing import Sequence
 
 from . import sensor_protocol as sp
 from .link_events import LinkStats, LinkTiming, SensorOccupancy, SensorStatus
@@ -305,22 +306,35 @@ class LinkSession:
         self.next_beat, self._board = b"", None
         self._ahead.clear()
 
-    def beat(self, now: float, data: bytes) -> SensorOccupancy | None:
-        """The whole turn for bytes read from the port when they are just the expected
-        heartbeat and the link is calm (online, no error in the window, nothing asked
-        or pending): what :meth:`received` and :meth:`tick` would do, in a few steps.
-        Returns the reading to post; None when that does not apply (then feed the bytes
-        through :meth:`received` and :meth:`tick` as usual)."""
-        if not (data == self.next_beat and self.state == "online" and self.hello is not None
+    def calm_beats(self) -> list[bytes]:
+        """The lines of the heartbeats expected next (at most :data:`BEATS_AHEAD`, in
+        order) while the link is calm: online, the handshake done, the parser between
+        lines, no error in the window, nothing asked, pending or to drop. ``[]`` when it
+        is not calm. The reader may wait for these in a tight loop and hand the times
+        they came to :meth:`beats`."""
+        if not (self.next_beat and self.state == "online" and self.hello is not None
                 and self.parser.idle and not self._errors and not self._events
                 and not self._out and self._drop is None and not self._snap_due):
+            return []
+        return [line for _, line in self._ahead]
+
+    def beats(self, times: Sequence[float]) -> SensorOccupancy | None:
+        """The first ``len(times)`` lines of :meth:`calm_beats` came at ``times`` (clock
+        seconds, ascending), each alone: taken in one go as :meth:`received` and
+        :meth:`tick` would take them one by one (the same counters, sequence, error
+        window and deadlines). Returns the reading of the last one, None for no times;
+        the readings before it are of the same board and not kept."""
+        if not times:
             return None
-        self._beat_again(now)
-        horizon = now - self.timing.error_window
+        for now in times:
+            self._beat_again(now)
+        horizon = times[-1] - self.timing.error_window
         goods = self._goods
         while goods and goods[0] < horizon:
             goods.popleft()
-        return self._events.pop()
+        reading = self._events[-1]
+        self._events.clear()
+        return reading
 
     def _beat_again(self, now: float) -> None:
         """The expected heartbeat came: what :meth:`received` does with a good BEAT frame

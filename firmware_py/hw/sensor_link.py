@@ -34,6 +34,7 @@ import termios
 import threading
 import time
 import weakref
+from dataclasses import replace
 from typing import Callable, Iterable
 
 import serial
@@ -94,6 +95,9 @@ class SensorLink:
         self._logged = ""
         self._want_stats = False
         self._fd: int | None = None              # the open port's file descriptor, if it has one
+        self._heard: list[float] | tuple = ()    # a calm stretch's heartbeats, not yet handed on
+        t = self.timing                          # a calm link's wait after each heartbeat
+        self._calm_wait = min(t.read_timeout, max(0.01, t.probe_after))
         self._open_pipe()
 
     def _open_pipe(self) -> None:
@@ -127,9 +131,15 @@ class SensorLink:
         self._close_pipe()
 
     def stats(self) -> LinkStats:
-        """The counters now (thread-safe)."""
+        """The counters now (thread-safe), the heartbeats of a calm stretch not yet
+        handed to the session (see :meth:`_calm`) included."""
         with self._lock:
-            return self.session.stats(self.clock())
+            now = self.clock()
+            stats, heard = self.session.stats(now), self._heard
+            if not heard:
+                return stats
+            return replace(stats, frames_ok=stats.frames_ok + len(heard),
+                           last_frame_age=max(0.0, now - heard[-1]))
 
     def request_snapshot(self) -> None:
         """Ask the sensor for a full snapshot soon (thread-safe)."""
@@ -220,19 +230,12 @@ class SensorLink:
 
     def _service(self) -> None:
         try:
-            data = self._read()
+            data = self._calm()
+            if data is None:
+                data = self._read()
         except PORT_ERRORS as exc:
             self._close(f"device lost ({exc.__class__.__name__}: {exc})")
             return
-        if data and not (self._want_snapshot or self._want_stats or self._want_spaces):
-            with self._lock:             # an idle table's heartbeat: the short way
-                reading = self.session.beat(self.clock(), data)
-            if reading is not None:
-                try:
-                    self.post(reading)
-                except Exception:  # the consumer's bug must not kill the reader
-                    LOG.exception("sensor link: post(%r) failed", reading)
-                return
         want, self._want_snapshot = self._want_snapshot, False
         self._apply_spaces()
         want_stats, self._want_stats = self._want_stats, False
@@ -247,6 +250,61 @@ class SensorLink:
                 session.ask_scan_stats(now)
             session.tick(now)
         self._step(step)
+
+    def _calm(self) -> bytes | None:
+        """An idle table's link: while it is calm (:meth:`LinkSession.calm_beats`) and
+        nothing is asked of the reader, wait for the expected heartbeats in a loop that
+        does nothing else (one ``select``, one read and a compare a second). The first
+        heartbeat is handed to the session and its reading posted at once (as a reading
+        comes within a second of anything that ends a stretch: a request, a new space
+        count, a change); the others at the end, together, with the last reading (the
+        ones between are of the same board). Returns the bytes read that were not the
+        next heartbeat (b"" when a request, a deadline or the end of the lines ahead
+        ended the loop), or None when the link is not calm (then the usual read runs).
+        Raises one of :data:`PORT_ERRORS` when the device is gone."""
+        fd = self._fd
+        if fd is None or self._want_snapshot or self._want_stats or self._want_spaces:
+            return None
+        with self._lock:
+            lines = self.session.calm_beats()
+        if not lines:
+            return None
+        heard = self._heard = []         # beats not handed on yet, counted in :meth:`stats`
+        wake, watch, only = self._wake_r, [fd, self._wake_r], [fd]
+        wait, calm_wait = self._wait(), self._calm_wait
+        clock, select_, got, first = self.clock, select.select, b"", True
+        try:
+            for line in lines:
+                ready = select_(watch, [], [], wait)[0]
+                if ready != only:
+                    if wake in ready:
+                        _drain(wake)
+                    got = _read_fd(fd) if fd in ready else b""
+                    break
+                got = _read_fd(fd)
+                if got != line:
+                    break
+                heard.append(clock())
+                got, wait = b"", calm_wait
+                if first:
+                    first = False
+                    self._hand_on(heard)
+        finally:
+            self._hand_on(heard)
+            self._heard = ()
+        return got
+
+    def _hand_on(self, heard: list[float]) -> None:
+        """Hand the heartbeats ``heard`` (times) to the session, empty the list and post
+        the last one's reading."""
+        with self._lock:
+            reading = self.session.beats(heard)
+            heard.clear()
+        if reading is not None:
+            try:
+                self.post(reading)
+            except Exception:  # the consumer's bug must not kill the reader
+                LOG.exception("sensor link: post(%r) failed", reading)
 
     def _apply_spaces(self) -> None:
         """Hand a new space count the game needs to the session (on the reader thread)."""
@@ -272,17 +330,7 @@ class SensorLink:
         ready, _, _ = select.select([fd, self._wake_r], [], [], self._wait())
         if self._wake_r in ready:
             _drain(self._wake_r)
-        if fd not in ready:
-            return b""
-        try:
-            data = os.read(fd, 4096)
-        except (BlockingIOError, InterruptedError):
-            return b""
-        if not data:                     # as pyserial says it: the device went away
-            raise serial.SerialException("device reports readiness to read but returned no "
-                                         "data (device disconnected or multiple access on "
-                                         "port?)")
-        return data
+        return _read_fd(fd) if fd in ready else b""
 
     def _wait(self) -> float:
         """Seconds the next read may wait: until the session's next deadline (at most
@@ -343,6 +391,21 @@ def _fileno(port) -> int | None:
         return port.fileno()
     except (AttributeError, *PORT_ERRORS):
         return None
+
+
+def _read_fd(fd: int) -> bytes:
+    """All that waits on ``fd`` (a tty or pty said readable), in one ``os.read``; b"" when
+    another reader took it first. Raises ``serial.SerialException`` when the device
+    went away (readable, yet nothing to read: as pyserial says it)."""
+    try:
+        data = os.read(fd, 4096)
+    except (BlockingIOError, InterruptedError):
+        return b""
+    if not data:
+        raise serial.SerialException("device reports readiness to read but returned no "
+                                     "data (device disconnected or multiple access on "
+                                     "port?)")
+    return data
 
 
 def _close_fds(*fds: int) -> None:

@@ -2,15 +2,18 @@
 and over the real simulated-sensor process on a pty."""
 from __future__ import annotations
 
+import os
 import queue
 import termios
 import threading
 import time
+import tty
 
 import pytest
 import serial
 
 from firmware_py.hw import sensor_protocol as sp
+from firmware_py.hw.link_session import BEATS_AHEAD
 from firmware_py.hw.sensor_link import (LinkSession, LinkStats, LinkTiming, SensorLink,
                                         SensorOccupancy, SensorStatus, expand_devices)
 from firmware_py.sim.sensor import SimSensorProcess
@@ -592,24 +595,133 @@ def test_a_heartbeat_of_another_board_or_out_of_sequence_is_parsed():
     assert s.stats(12.0).gaps == 1
 
 
-def test_a_calm_links_heartbeat_takes_the_short_way_with_the_same_outcome():
-    """``beat``: the expected heartbeat on a calm link gives the reading and the state a
-    full ``received`` and ``tick`` give; anything else (another board, errors in the
-    window) is refused, so the caller takes the usual way."""
+def test_a_calm_links_heartbeats_taken_together_end_as_one_by_one():
+    """``calm_beats`` / ``beats``: the expected heartbeats of a calm link handed over
+    together (the first alone, then the rest of the lines ahead) give the counters,
+    sequence and deadlines that ``received`` and ``tick`` of each give, and the last
+    one's reading; a link with errors in its window is not calm."""
     short, full = _online_session(), _online_session()
     for s in (short, full):
         s.tick(10.2)
         s.drain()
-    for i, now in enumerate((11.1, 12.1, 13.1)):
-        line = sp.encode(sp.Heartbeat(2 + i, 54, frozenset({0, 7})))
-        reading = short.beat(now, line)
-        full.received(now, line)
-        full.tick(now)
+    lines = short.calm_beats()
+    assert len(lines) == BEATS_AHEAD
+    assert lines == [sp.encode(sp.Heartbeat(2 + i, 54, frozenset({0, 7})))
+                     for i in range(BEATS_AHEAD)]
+    times = [11.1 + i for i in range(BEATS_AHEAD)]
+    for part in (times[:1], times[1:]):
+        reading = short.beats(part)
+        for now, line in zip(part, lines[times.index(part[0]):]):
+            full.received(now, line)
+            full.tick(now)
         events, out, drop = full.drain()
-        assert [reading] == events and not out and drop is None
-        assert short.stats(now) == full.stats(now) and short.next_deadline() == full.next_deadline()
-    moved = sp.encode(sp.Heartbeat(5, 54, frozenset({0, 8})))
-    assert short.beat(14.1, moved) is None
-    short.received(14.1, b"$PW,BEAT,6,54,0*0000\r\n")          # a bad CRC: an error
-    short.received(14.2, sp.encode(sp.Heartbeat(6, 54, frozenset({0, 8}))))
-    assert short.beat(15.1, short.next_beat) is None           # errors in the window
+        assert reading == events[-1] and not out and drop is None
+        assert reading.seq == 1 + times.index(part[-1]) + 1 and reading.at == part[-1]
+        assert short.stats(part[-1]) == full.stats(part[-1])
+        assert short.next_deadline() == full.next_deadline()
+    assert short.drain() == ([], b"", None)
+    assert short.beats([]) is None
+    assert short.calm_beats()[0] == sp.encode(sp.Heartbeat(2 + BEATS_AHEAD, 54, frozenset({0, 7})))
+    short.received(80.0, b"$PW,BEAT,66,54,0*0000\r\n")          # a bad CRC: an error
+    short.received(80.1, sp.encode(sp.Heartbeat(66, 54, frozenset({0, 8}))))
+    short.drain()
+    assert short.calm_beats() == []                             # errors in the window
+
+
+class Pty:
+    """A pseudo-terminal the test writes sensor frames into; the link opens its far end."""
+
+    def __init__(self):
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.master)
+        tty.setraw(self.slave)
+        os.set_blocking(self.master, False)
+        self.path = os.ttyname(self.slave)
+
+    def write(self, *frames) -> None:
+        os.write(self.master, enc(*frames))
+
+    def requests(self) -> list[str]:
+        """The requests the link wrote since the last call."""
+        try:
+            return requests(os.read(self.master, 4096))
+        except BlockingIOError:
+            return []
+
+    def close(self) -> None:
+        os.close(self.master)
+        os.close(self.slave)
+
+
+@pytest.fixture
+def calm():
+    """A link online on a pty, the board {0, 7} given by a snapshot (seq 1)."""
+    pty = Pty()
+    host = Host([pty.path], spaces=54)
+    host.link.start()
+    deadline = time.monotonic() + 3
+    while "HELLO" not in pty.requests():
+        assert time.monotonic() < deadline, "the link never asked for HELLO"
+        time.sleep(0.01)
+    pty.write(HELLO, sp.Snapshot(1, 54, frozenset({0, 7})))
+    host.wait(is_occupancy({0, 7}, snapshot=True))
+    time.sleep(0.05)
+    pty.requests()
+    yield pty, host
+    host.link.stop()
+    pty.close()
+
+
+def _beats(first: int, count: int, board=frozenset({0, 7})) -> list:
+    return [sp.Heartbeat(seq, 54, board) for seq in range(first, first + count)]
+
+
+def test_an_idle_links_heartbeats_are_counted_as_they_come_and_posted_once_a_stretch(calm):
+    pty, host = calm
+    mark = host.mark()
+    seq = 2
+    for beat in _beats(seq, 6):
+        pty.write(beat)
+        time.sleep(0.05)
+    i, _, first = host.wait(is_occupancy({0, 7}), since=mark)
+    assert first.seq == 2                                    # the stretch's first, at once
+    deadline = time.monotonic() + 3
+    while host.link.stats().frames_ok < 2 + 6:               # HELLO, SNAP, six beats
+        assert time.monotonic() < deadline, host.link.stats()
+        time.sleep(0.01)
+    assert host.link.stats().last_frame_age < 1.0
+    assert host.occupancy(i + 1) == []                       # the same board: held back
+    host.link.request_snapshot()                             # a request ends the stretch:
+    _, _, last = host.wait(lambda e: isinstance(e, SensorOccupancy) and e.seq == 7, since=i + 1)
+    assert last.occupied == frozenset({0, 7})                # the last heartbeat's reading
+    time.sleep(0.1)
+    assert "SNAP" in pty.requests() and host.link.stats().gaps == 0
+
+
+def test_a_change_during_a_calm_stretch_is_posted_at_once(calm):
+    pty, host = calm
+    for beat in _beats(2, 3):
+        pty.write(beat)
+        time.sleep(0.05)
+    mark = host.mark()
+    pty.write(sp.Change(5, 54, 8, True, frozenset({0, 7, 8})))  # a token set down on 8
+    _, _, moved = host.wait(is_occupancy({0, 7, 8}), since=mark)
+    assert moved.seq == 5 and not moved.snapshot
+    pty.write(*_beats(6, 1, frozenset({0, 7, 8})))          # the new board's heartbeat
+    _, _, beat = host.wait(lambda e: isinstance(e, SensorOccupancy) and e.seq == 6, since=mark)
+    assert beat.occupied == frozenset({0, 7, 8})
+    assert host.link.stats().gaps == 0 and host.link.stats().crc_errors == 0
+
+
+def test_a_new_space_count_ends_a_calm_stretch_and_the_next_heartbeat_is_posted(calm):
+    pty, host = calm
+    for beat in _beats(2, 3):
+        pty.write(beat)
+        time.sleep(0.05)
+    host.wait(lambda e: isinstance(e, SensorOccupancy) and e.seq == 2)
+    time.sleep(0.05)
+    host.link.need_spaces(54, "Patchwork")                   # the game changed (a setup choice)
+    mark = host.mark()
+    pty.write(*_beats(5, 1))
+    _, _, beat = host.wait(lambda e: isinstance(e, SensorOccupancy) and e.seq == 5, since=mark)
+    assert beat.occupied == frozenset({0, 7})
