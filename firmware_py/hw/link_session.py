@@ -11,8 +11,9 @@ from . import sensor_protocol as sp
 from .link_events import LinkStats, LinkTiming, SensorOccupancy, SensorStatus
 
 
-BEATS_AHEAD = 64
-"""Heartbeat lines worked out ahead for an unchanged board (about a minute of them)."""
+BEATS_AHEAD = 256
+"""Heartbeat lines of an unchanged board worked out when the link turns calm (about four
+minutes of them: a calm link hands its heartbeats to the session once per this many)."""
 
 
 class LinkSession:
@@ -286,18 +287,15 @@ class LinkSession:
         self._expect_beat(frame.occupied, frame.seq, frame.spaces)
 
     def _expect_beat(self, occupied: frozenset[int], seq: int, spaces: int) -> None:
-        """Work out :attr:`next_beat`: the heartbeat after frame ``seq`` on this board.
-        The lines of the next :data:`BEATS_AHEAD` heartbeats are made at once (while the
-        code is warm, after a change), so an idle link's beat only compares bytes."""
+        """Work out :attr:`next_beat`: the heartbeat after frame ``seq`` on this board
+        (kept from the lines ahead when they are of this board and sequence, else made
+        alone: a change's reading does not wait for the lines :meth:`calm_beats` makes)."""
         board = (occupied, spaces)
         first = (seq + 1) % sp.SEQ_MODULO
         ahead = self._ahead
         if self._board != board or not ahead or ahead[0][0] != first:
-            bitmap = sp.bitmap_hex(occupied, spaces).encode("ascii")
             ahead.clear()
-            ahead.extend(((first + i) % sp.SEQ_MODULO,
-                          sp.heartbeat_line((first + i) % sp.SEQ_MODULO, spaces, bitmap))
-                         for i in range(BEATS_AHEAD))
+            ahead.append((first, sp.heartbeat_line(first, spaces, _bitmap(occupied, spaces))))
             self._board = board
         self.next_beat = ahead[0][1]
 
@@ -307,34 +305,53 @@ class LinkSession:
         self._ahead.clear()
 
     def calm_beats(self) -> list[bytes]:
-        """The lines of the heartbeats expected next (at most :data:`BEATS_AHEAD`, in
-        order) while the link is calm: online, the handshake done, the parser between
-        lines, no error in the window, nothing asked, pending or to drop. ``[]`` when it
-        is not calm. The reader may wait for these in a tight loop and hand the times
-        they came to :meth:`beats`."""
+        """The lines of the next :data:`BEATS_AHEAD` heartbeats expected (in order, made
+        here as needed) while the link is calm: online, the handshake done, the parser
+        between lines, no error in the window, nothing asked, pending or to drop. ``[]``
+        when it is not calm. The reader may wait for these in a tight loop and hand the
+        times they came to :meth:`beats`."""
         if not (self.next_beat and self.state == "online" and self.hello is not None
                 and self.parser.idle and not self._errors and not self._events
                 and not self._out and self._drop is None and not self._snap_due):
             return []
-        return [line for _, line in self._ahead]
+        ahead = self._ahead
+        if len(ahead) < BEATS_AHEAD:
+            occupied, spaces = self._board
+            bitmap, last = _bitmap(occupied, spaces), ahead[-1][0]
+            for i in range(1, BEATS_AHEAD - len(ahead) + 1):
+                seq = (last + i) % sp.SEQ_MODULO
+                ahead.append((seq, sp.heartbeat_line(seq, spaces, bitmap)))
+        return [line for _, line in ahead]
 
     def beats(self, times: Sequence[float]) -> SensorOccupancy | None:
         """The first ``len(times)`` lines of :meth:`calm_beats` came at ``times`` (clock
         seconds, ascending), each alone: taken in one go as :meth:`received` and
         :meth:`tick` would take them one by one (the same counters, sequence, error
         window and deadlines). Returns the reading of the last one, None for no times;
-        the readings before it are of the same board and not kept."""
+        the readings before it are of the same board and not made. Raises ValueError
+        for more times than lines ahead."""
         if not times:
             return None
-        for now in times:
-            self._beat_again(now)
-        horizon = times[-1] - self.timing.error_window
+        ahead = self._ahead
+        if len(times) > len(ahead):
+            raise ValueError(f"{len(times)} heartbeats taken, {len(ahead)} expected ahead")
+        for _ in range(len(times) - 1):
+            ahead.popleft()
+        seq = ahead.popleft()[0]
+        now = times[-1]
+        horizon = now - self.timing.error_window
         goods = self._goods
-        while goods and goods[0] < horizon:
+        goods.extend(t for t in times if t >= horizon)
+        while goods[0] < horizon:
             goods.popleft()
-        reading = self._events[-1]
-        self._events.clear()
-        return reading
+        self.counts["frames_ok"] += len(times)
+        self._last_rx = self._last_heard = now
+        self._probed = False
+        self._expect = (seq + 1) % sp.SEQ_MODULO
+        self._snap_asked, self._snap_due = None, False
+        occupied, spaces = self._board
+        self._expect_beat(occupied, seq, spaces)
+        return SensorOccupancy(occupied, seq, True, now)
 
     def _beat_again(self, now: float) -> None:
         """The expected heartbeat came: what :meth:`received` does with a good BEAT frame
@@ -415,3 +432,8 @@ class _Waiting:
         if self.bytes:
             return f"{late}, only unreadable bytes: sensor.baud wrong? is this port the sensor?"
         return f"{late}, nothing heard: firmware flashed? cable? sensor.baud?"
+
+
+def _bitmap(occupied: frozenset[int], spaces: int) -> bytes:
+    """The heartbeat's bitmap field for ``occupied`` of ``spaces`` (ASCII hex)."""
+    return sp.bitmap_hex(occupied, spaces).encode("ascii")
