@@ -32,7 +32,9 @@ Lines start with fixed labels so that runs can be compared:
   in progress (the active token pulses) / on the first set-up question (nothing
   animates), the sensor beating once a second, over
   ``--idle-seconds`` (60 by default) in ``--rounds`` windows, from the scheduler's
-  exact accounting (``schedstat``, ns);
+  exact accounting (``schedstat``, ns). A calm sensor link hands its heartbeats to
+  its session once per 256 of them (a few ms here); ``--idle-seconds 300`` always
+  holds one such moment, 60 s one time in four;
 * ``idle floor:`` a Python process that wakes once a second to do nothing, over
   the same windows as ``idle cpu still:``; ``idle still vs floor:`` their ratio;
 * ``first OLED frame:`` / ``READY:`` process start of the companion as ``run``
