@@ -129,8 +129,8 @@ class LinkSession:
         The heartbeat of an unchanged board is known before it comes (:attr:`next_beat`:
         the same bitmap, the next sequence number, canonical fields, so one exact byte
         string): when ``data`` is just that line, it is taken as the parser would take
-        it without parsing it again (on an idle table this is all the link does, once
-        a second)."""
+        it without parsing it again (a calm link's heartbeats come through
+        :meth:`calm_beats` and :meth:`beats` instead)."""
         if data == self.next_beat and self.hello is not None and self.parser.idle:
             self._beat_again(now)
             return

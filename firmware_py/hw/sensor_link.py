@@ -316,8 +316,8 @@ class SensorLink:
         """The bytes that came by the session's next deadline (b"" when none did, or a
         request woke the reader). A port with a file descriptor (a tty or pty) is waited
         on with one ``select`` beside the wake-up pipe and read with ``os.read``, all that
-        is there in one go: on an idle link this runs once a second for the heartbeat,
-        and pyserial's ``read`` runs through many times more code. Other ports are read
+        is there in one go (pyserial's ``read`` runs through many times more code; a
+        calm link waits in :meth:`_calm` instead). Other ports are read
         through pyserial. Raises one of :data:`PORT_ERRORS` when the device is gone."""
         fd = self._fd
         if fd is None:
