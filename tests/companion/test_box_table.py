@@ -721,7 +721,11 @@ def test_an_undo_while_the_box_thinks_stops_its_search(tmp_path):
         finally:
             returned.set()
 
-    service = Service(fast_config(), Parts(), tmp_path, planner=planner).start()
+    from firmware_py.rules import deal, load_spec
+    # a fixed deal in which the box has more than one answer (with one, it answers at once
+    # without searching, and there is nothing to stop)
+    service = Service(fast_config(), Parts(), tmp_path, planner=planner,
+                      deal=lambda game: deal(load_spec(game), 7)).start()
     try:
         t = Table.__new__(Table)
         t.ui, t.requests = ServiceTable(service), []
