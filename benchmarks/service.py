@@ -849,8 +849,7 @@ def ready_lines(empty: dict, full: dict) -> list[str]:
 def report(m: dict, oled: dict, live: dict, pulsing: dict, still: dict, ready: dict,
            ready_pi: dict, pulse: dict, first: dict) -> list[str]:
     """The figures as printed lines, each starting with its fixed label."""
-    def ok(value, target):
-        return "ok" if value <= target else "MISSED"
+    ok = _ok
 
     def lat(label: str, r: dict, target: str = "") -> str:
         return (f"{label} {r['p50']:.2f} / {r['p99']:.2f} ms   (median of {r['rounds']} rounds "
